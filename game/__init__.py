@@ -1,0 +1,1 @@
+"""Zerostall: a physics village whose villagers talk without ever stalling the game."""
