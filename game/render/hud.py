@@ -1,0 +1,301 @@
+"""The HUD and overlays: frame figures, the AI mode, model loading, errands, the F3 graph
+and stats, F1 help, pause, chat input and toasts.
+
+Cheap by construction: every label comes from the ``TextCache``, numbers that change every
+frame are refreshed at 4 Hz (faster is unreadable anyway), translucent panels are cached by
+size, and the frame-time graph is drawn into one preallocated surface.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import pygame
+
+from game.overlay import HudView, LoadView
+from game.render.palette import (
+    HUD_BAD,
+    HUD_DIM,
+    HUD_GOOD,
+    HUD_PANEL,
+    HUD_TEXT,
+    HUD_WARN,
+    Rgb,
+)
+from game.render.text import TextCache
+from game.sim.snapshot import WorldSnapshot
+
+logger = logging.getLogger(__name__)
+
+SMALL, BODY, TITLE = 13, 15, 40
+MARGIN = 10
+REFRESH_S = 0.25
+GRAPH_SIZE = (264, 96)
+GRAPH_MAX_MS = 50.0
+BUDGET_MS = 1000 / 60
+SLOW_MS = 2 * BUDGET_MS
+#: Bars turn red past the budget; the 10% allowance keeps ordinary vsync jitter around
+#: 16.7 ms from painting a healthy 60 Hz run red.
+OVER_BUDGET_MS = BUDGET_MS * 1.1
+
+#: How each AI mode is announced; the mode is always on screen so a recording of the demo
+#: says which way the game was running.
+MODE_LABELS: dict[str, tuple[str, Rgb]] = {
+    "async": ("AI: async", HUD_GOOD),
+    "sync": ("AI: SYNC (naive)", HUD_BAD),
+    "off": ("AI: off", HUD_DIM),
+    "templates": ("AI: templates", HUD_WARN),
+}
+
+HELP_LINES: tuple[tuple[str, str], ...] = (
+    ("A / D  or  ← / →", "move"),
+    ("W / Space / ↑", "jump"),
+    ("E", "grab / drop"),
+    ("F", "throw"),
+    ("T  or  Enter", "talk"),
+    ("F1", "this help"),
+    ("F3", "frame graph and AI stats"),
+    ("F5", "AI mode: sync / async"),
+    ("Esc", "pause"),
+    ("F12", "screenshot"),
+)
+
+
+class Hud:
+    """Draws the HUD for one ``HudView`` per frame."""
+
+    def __init__(self, text: TextCache) -> None:
+        self._text = text
+        self._panels: dict[tuple[int, int, int], pygame.Surface] = {}
+        self._graph = pygame.Surface(GRAPH_SIZE, pygame.SRCALPHA)
+        self._help: pygame.Surface | None = None
+        self._shade: pygame.Surface | None = None
+        self._shown_at = -1.0
+        self._figures = ("", "")
+        self._graph_title = "frame ms"
+        self._stats: tuple[tuple[str, str], ...] = ()
+        self.rects: list[pygame.Rect] = []  # panels drawn last frame, for bubbles to avoid
+
+    def draw(
+        self, surface: pygame.Surface, hud: HudView, world: WorldSnapshot, time: float
+    ) -> None:
+        """Draw every HUD element that ``hud`` asks for onto ``surface``."""
+        self.rects = []
+        if time - self._shown_at >= REFRESH_S or time < self._shown_at:
+            self._shown_at = time
+            self._figures = (f"{hud.fps:.0f} FPS", f"tick {hud.tick_ms:.2f} ms")
+            self._stats = hud.ai_stats
+            recent = hud.frame_ms[-GRAPH_SIZE[0] // 2 :]
+            self._graph_title = (
+                f"frame ms  last {recent[-1]:.1f}  max {max(recent):.1f}" if recent else "frame ms"
+            )
+        if hud.paused:
+            # Shade the world first so the HUD stays readable over it.
+            self._draw_paused(surface, title=not hud.show_help)
+        y = self._draw_status(surface, hud)
+        if hud.show_graph:
+            y = self._draw_graph(surface, hud.frame_ms, y + 6)
+            self._draw_stats(surface, self._stats, y + 6)
+        if hud.load is not None and hud.load.state == "loading":
+            self._draw_loading(surface, hud.load)
+        self._draw_errands(surface, world)
+        bottom = surface.get_height() - MARGIN
+        if hud.chat_input is not None:
+            bottom = self._draw_chat(surface, hud.chat_target, hud.chat_input, time) - 8
+        if hud.toast:
+            self._draw_toast(surface, hud.toast, bottom)
+        if hud.show_help:
+            self._draw_help(surface)
+
+    # -- pieces -----------------------------------------------------------------------
+
+    def _panel(self, size: tuple[int, int], opacity: int = 170) -> pygame.Surface:
+        key = (size[0], size[1], opacity)
+        panel = self._panels.get(key)
+        if panel is None:
+            panel = pygame.Surface(size, pygame.SRCALPHA)
+            pygame.draw.rect(panel, (*HUD_PANEL, opacity), panel.get_rect(), border_radius=6)
+            if len(self._panels) > 64:  # sizes follow text widths; keep the cache bounded
+                self._panels.clear()
+            self._panels[key] = panel
+        return panel
+
+    def _draw_status(self, surface: pygame.Surface, hud: HudView) -> int:
+        """FPS, tick time, the AI mode and a degraded notice, top-left; returns the bottom."""
+        rows: list[pygame.Surface] = [
+            self._text.render(f"{self._figures[0]}   {self._figures[1]}", BODY, HUD_TEXT)
+        ]
+        if hud.mode:
+            label, color = MODE_LABELS.get(hud.mode, (f"AI: {hud.mode}", HUD_TEXT))
+            rows.append(self._text.render(label, BODY + 1, color, bold=True))
+        if hud.load is not None and hud.load.state == "degraded":
+            note = f"AI degraded: {hud.load.stage}" if hud.load.stage else "AI degraded"
+            rows.append(self._text.render(note, SMALL, HUD_WARN))
+        return self._blit_rows(surface, rows, MARGIN, MARGIN)
+
+    def _blit_rows(
+        self, surface: pygame.Surface, rows: Sequence[pygame.Surface], x: int, y: int
+    ) -> int:
+        width = max(r.get_width() for r in rows) + 16
+        height = sum(r.get_height() + 2 for r in rows) + 8
+        self.rects.append(surface.blit(self._panel((width, height)), (x, y)))
+        cy = y + 4
+        for row in rows:
+            surface.blit(row, (x + 8, cy))
+            cy += row.get_height() + 2
+        return y + height
+
+    def _draw_graph(self, surface: pygame.Surface, frame_ms: Sequence[float], top: int) -> int:
+        """Frame times as bars, newest at the right, with lines at 16.7 and 33.3 ms."""
+        graph = self._graph
+        gw, gh = GRAPH_SIZE
+        graph.fill((*HUD_PANEL, 190))
+        plot_h = gh - 18
+
+        def y_of(ms: float) -> float:
+            return 14 + plot_h - min(ms, GRAPH_MAX_MS) / GRAPH_MAX_MS * plot_h
+
+        samples = list(frame_ms[-(gw - 8) // 2 :])
+        base = 14 + plot_h
+        x0 = gw - 4 - 2 * len(samples)
+        for i, ms in enumerate(samples):
+            color = HUD_GOOD if ms <= OVER_BUDGET_MS else HUD_BAD
+            x = x0 + 2 * i
+            pygame.draw.line(graph, color, (x, base), (x, y_of(ms)), 2)
+        for ms, label in ((BUDGET_MS, "16.7"), (SLOW_MS, "33.3")):
+            y = y_of(ms)
+            pygame.draw.line(graph, (220, 220, 220, 150), (4, y), (gw - 4, y), 1)
+            graph.blit(self._text.render(label, 10, HUD_DIM), (gw - 30, y - 12))
+        graph.blit(self._text.render(self._graph_title, SMALL, HUD_TEXT), (6, 1))
+        self.rects.append(surface.blit(graph, (MARGIN, top)))
+        return top + gh
+
+    def _draw_stats(
+        self, surface: pygame.Surface, stats: Sequence[tuple[str, str]], top: int
+    ) -> None:
+        if not stats:
+            return
+        labels = [self._text.render(label, SMALL, HUD_DIM) for label, _ in stats]
+        values = [self._text.render(value, SMALL, HUD_TEXT, bold=True) for _, value in stats]
+        label_w = max(s.get_width() for s in labels)
+        value_w = max(s.get_width() for s in values)
+        row_h = max(s.get_height() for s in labels + values) + 2
+        width = max(GRAPH_SIZE[0], label_w + value_w + 36)
+        self.rects.append(
+            surface.blit(self._panel((width, row_h * len(stats) + 10), 190), (MARGIN, top))
+        )
+        y = top + 5
+        for label, value in zip(labels, values, strict=True):
+            surface.blit(label, (MARGIN + 8, y))
+            surface.blit(value, (MARGIN + width - 8 - value.get_width(), y))
+            y += row_h
+
+    def _draw_loading(self, surface: pygame.Surface, load: LoadView) -> None:
+        """A bar at the top centre while the model loads in the background."""
+        fraction = max(0.0, min(1.0, load.fraction))
+        title = self._text.render(f"Loading model {fraction * 100:.0f}%", BODY, HUD_TEXT, bold=True)
+        stage = self._text.render(load.stage or "starting", SMALL, HUD_DIM)
+        bar_w, bar_h = 320, 10
+        width, height = bar_w + 20, title.get_height() + stage.get_height() + bar_h + 20
+        left = (surface.get_width() - width) // 2
+        self.rects.append(surface.blit(self._panel((width, height)), (left, MARGIN)))
+        surface.blit(title, (left + 10, MARGIN + 5))
+        bar = pygame.Rect(left + 10, MARGIN + 9 + title.get_height(), bar_w, bar_h)
+        pygame.draw.rect(surface, (60, 64, 76), bar, border_radius=5)
+        if fraction > 0:
+            filled = bar.copy()
+            filled.width = max(bar_h, round(bar_w * fraction))
+            pygame.draw.rect(surface, HUD_GOOD, filled, border_radius=5)
+        surface.blit(stage, (left + 10, bar.bottom + 3))
+
+    def _draw_errands(self, surface: pygame.Surface, world: WorldSnapshot) -> None:
+        if not world.errands:
+            return
+        names = {actor.id: actor.name for actor in world.actors}
+        rows: list[pygame.Surface] = []
+        for errand in world.errands:
+            title = errand.title
+            giver = names.get(errand.giver_id, "")
+            if giver and giver.lower() not in title.lower():
+                title = f"{title} for {giver}"
+            tally = f"{title} {errand.progress}/{errand.goal}" + (" ✓" if errand.done else "")
+            rows.append(self._text.render(tally, BODY, HUD_GOOD if errand.done else HUD_TEXT))
+        width = max(r.get_width() for r in rows) + 16
+        self._blit_rows(surface, rows, surface.get_width() - MARGIN - width, MARGIN)
+
+    def _draw_chat(self, surface: pygame.Surface, target: str, typed: str, time: float) -> int:
+        """The chat box at the bottom centre; returns its top."""
+        prompt = self._text.render(f"Say to {target or 'them'}:", BODY, HUD_DIM, bold=True)
+        entry = self._text.render(typed, BODY, HUD_TEXT) if typed else None
+        width = min(surface.get_width() - 2 * MARGIN, 640)
+        height = prompt.get_height() + 14
+        box = pygame.Rect(
+            (surface.get_width() - width) // 2,
+            surface.get_height() - MARGIN - height,
+            width,
+            height,
+        )
+        self.rects.append(surface.blit(self._panel(box.size, 215), box))
+        pygame.draw.rect(surface, (92, 140, 220), box, 2, border_radius=6)
+        x = box.left + 10
+        surface.blit(prompt, (x, box.top + 7))
+        x += prompt.get_width() + 8
+        if entry is not None:
+            # Keep the end of a long entry visible: show its right-hand part.
+            room = box.right - 16 - x
+            shown = pygame.Rect(
+                max(0, entry.get_width() - room),
+                0,
+                min(room, entry.get_width()),
+                entry.get_height(),
+            )
+            surface.blit(entry, (x, box.top + 7), shown)
+            x += shown.width
+        if (time * 2.0) % 1.0 < 0.6:
+            pygame.draw.line(surface, HUD_TEXT, (x + 2, box.top + 8), (x + 2, box.bottom - 8), 2)
+        return box.top
+
+    def _draw_toast(self, surface: pygame.Surface, toast: str, bottom: int) -> None:
+        glyphs = self._text.render(toast, BODY, HUD_TEXT)
+        rect = glyphs.get_rect(midbottom=(surface.get_width() // 2, bottom)).inflate(20, 10)
+        self.rects.append(surface.blit(self._panel(rect.size, 200), rect))
+        surface.blit(glyphs, glyphs.get_rect(center=rect.center))
+
+    def _draw_paused(self, surface: pygame.Surface, *, title: bool) -> None:
+        size = surface.get_size()
+        if self._shade is None or self._shade.get_size() != size:
+            self._shade = pygame.Surface(size, pygame.SRCALPHA)
+            self._shade.fill((10, 12, 20, 120))
+        surface.blit(self._shade, (0, 0))
+        if not title:
+            return
+        big = self._text.render("Paused", TITLE, HUD_TEXT, bold=True)
+        hint = self._text.render("Esc to resume  ·  F1 for help", BODY, HUD_DIM)
+        cx, cy = size[0] // 2, size[1] // 2
+        surface.blit(big, big.get_rect(center=(cx, cy - 40)))
+        surface.blit(hint, hint.get_rect(center=(cx, cy)))
+
+    def _draw_help(self, surface: pygame.Surface) -> None:
+        if self._help is None:
+            self._help = self._paint_help()
+        surface.blit(self._help, self._help.get_rect(center=surface.get_rect().center))
+
+    def _paint_help(self) -> pygame.Surface:
+        title = self._text.render("Controls", 22, HUD_TEXT, bold=True)
+        keys = [self._text.render(k, BODY, (255, 226, 140), bold=True) for k, _ in HELP_LINES]
+        acts = [self._text.render(a, BODY, HUD_TEXT) for _, a in HELP_LINES]
+        key_w = max(k.get_width() for k in keys)
+        row_h = max(k.get_height() for k in keys) + 6
+        width = max(title.get_width(), key_w + 24 + max(a.get_width() for a in acts)) + 48
+        height = title.get_height() + row_h * len(keys) + 44
+        panel = pygame.Surface((width, height), pygame.SRCALPHA)
+        pygame.draw.rect(panel, (*HUD_PANEL, 228), panel.get_rect(), border_radius=10)
+        pygame.draw.rect(panel, (120, 128, 150), panel.get_rect(), 2, border_radius=10)
+        panel.blit(title, title.get_rect(midtop=(width // 2, 16)))
+        y = 26 + title.get_height()
+        for key, act in zip(keys, acts, strict=True):
+            panel.blit(key, (24 + key_w - key.get_width(), y))
+            panel.blit(act, (24 + key_w + 24, y))
+            y += row_h
+        return panel

@@ -1,0 +1,365 @@
+"""The level's still picture: sky, parallax hills, ground, houses and zones, drawn once.
+
+Nothing here changes while the level is loaded, so it is painted into large surfaces when
+the renderer starts (and again only if the zoom or the window width changes). A frame then
+costs three or four blits instead of hundreds of draw calls. The level layer is in level
+pixel space: world (x, y) lands on pixel (x * zoom, (level.height - y) * zoom).
+
+Decor and zone rectangles are read as (x, y) = bottom-left corner, with w and h growing
+right and up, in world units.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Callable
+
+import pygame
+
+from game.render import decor as decor_art
+from game.render.palette import (
+    EARTH,
+    EARTH_DARK,
+    GROUND_MATERIALS,
+    HILLS_FAR,
+    HILLS_NEAR,
+    PEBBLE,
+    SKY_BOTTOM,
+    SKY_TOP,
+    TAG_BG,
+    WHITE,
+    ZONE_LINE,
+    Rgb,
+    lighten,
+    material,
+    mix,
+)
+from game.render.text import TextCache
+from game.sim.snapshot import LevelView, StaticShapeView
+
+logger = logging.getLogger(__name__)
+
+#: Transparent colour of the pre-rendered layers. A colour key with RLE blits skips empty
+#: runs, which measured faster here than per-pixel alpha for a mostly empty 1280x720 blit.
+COLORKEY: Rgb = (255, 0, 255)
+
+#: World units of earth shown under the lowest ground point, so the ground never sits on
+#: the bottom edge of the screen.
+EARTH_DEPTH = 160.0
+ROOF_MATERIALS = frozenset({"thatch", "tile", "slate"})
+
+FAR_PARALLAX = 0.3
+NEAR_PARALLAX = 0.55
+
+Point = tuple[float, float]
+
+
+def new_layer(size: tuple[int, int]) -> pygame.Surface:
+    """An empty colour-keyed surface; draw on it with solid colours only (no antialiasing)."""
+    surface = pygame.Surface((max(1, size[0]), max(1, size[1])))
+    surface.fill(COLORKEY)
+    surface.set_colorkey(COLORKEY, pygame.RLEACCEL)
+    return surface
+
+
+def build_sky(size: tuple[int, int]) -> pygame.Surface:
+    """A vertical gradient the size of the screen, opaque, so its blit is a plain copy."""
+    width, height = max(1, size[0]), max(1, size[1])
+    sky = pygame.Surface((width, height))
+    for row in range(height):
+        pygame.draw.line(sky, mix(SKY_TOP, SKY_BOTTOM, row / height), (0, row), (width, row))
+    return sky
+
+
+def level_bottom(level: LevelView) -> float:
+    """The lowest world y the camera may show: y = 0, or lower when the ground dips."""
+    lowest = min(
+        [0.0]
+        + [p[1] - s.radius for s in level.statics for p in s.points]
+        + [d.y for d in level.decor]
+        + [z.y for z in level.zones]
+    )
+    return min(0.0, lowest - EARTH_DEPTH)
+
+
+def layer_size(level: LevelView, zoom: float) -> tuple[int, int]:
+    """Pixel size of a layer spanning the whole level, from ``level_bottom`` to the top."""
+    return math.ceil(level.width * zoom), math.ceil((level.height - level_bottom(level)) * zoom)
+
+
+def ground_reference(level: LevelView) -> float:
+    """A typical height of the ground's top surface, where the hills stand."""
+    ys = sorted(
+        max(p[1] for p in s.points) + s.radius
+        for s in level.statics
+        if s.material in GROUND_MATERIALS and s.points
+    )
+    return ys[len(ys) // 2] if ys else level.height * 0.15
+
+
+def build_hills(
+    level: LevelView, zoom: float, viewport_width: int, parallax: float, near: bool
+) -> tuple[pygame.Surface, int]:
+    """One parallax layer: rolling hills (and, on the far layer, clouds).
+
+    The layer is wide enough to cover the screen for every camera position when it scrolls
+    at ``parallax`` times the camera's speed. Vertically it is only the band that has
+    something in it, from the clouds (or hilltops) down to just below the lowest ground;
+    the second value is that band's top in level-layer pixels, where it is to be blitted.
+    """
+    width = int(level.width * zoom * parallax) + viewport_width + 2
+    ground = (level.height - ground_reference(level)) * zoom
+    lowest = min(
+        (p[1] for s in level.statics if s.material in GROUND_MATERIALS for p in s.points),
+        default=0.0,
+    )
+    bottom = math.ceil((level.height - lowest) * zoom) + 12
+    top = max(0, math.floor(ground - (300 if near else 700) * zoom))
+    height = max(1, bottom - top)
+    layer = new_layer((width, height))
+    base = ground - top
+    if near:
+        color, rise, amp = HILLS_NEAR, 90.0, 45.0
+        waves = ((0.0041, 1.0, 0.3), (0.011, 0.45, 2.1), (0.0023, 0.6, 4.0))
+    else:
+        color, rise, amp = HILLS_FAR, 190.0, 70.0
+        waves = ((0.0027, 1.0, 1.2), (0.0071, 0.35, 0.4), (0.0013, 0.7, 2.9))
+        _draw_clouds(layer, zoom, base)
+    points: list[Point] = [(0.0, float(height))]
+    for px in range(0, width + 8, 8):
+        wx = px / zoom
+        wave = sum(weight * math.sin(wx * freq + phase) for freq, weight, phase in waves)
+        points.append((float(px), base - (rise + amp * wave / 2.05) * zoom))
+    points.append((float(width), float(height)))
+    pygame.draw.polygon(layer, color, points)
+    if near:
+        # A few round trees on the near hills give the parallax something to read by.
+        for i, (tx, ty) in enumerate(points[1:-1:9]):
+            if i % 3 != 1:
+                r = (10 + (i * 7) % 8) * zoom
+                pygame.draw.circle(layer, mix(color, (60, 110, 60), 0.5), (tx, ty - r * 0.6), r)
+    return layer, top
+
+
+def _draw_clouds(layer: pygame.Surface, zoom: float, base: float) -> None:
+    width = layer.get_width()
+    for i, cx in enumerate(range(180, width, 430)):
+        cy = base - (420 + (i * 137) % 220) * zoom
+        s = (0.8 + (i % 3) * 0.25) * zoom
+        for dx, dy, r in ((-38, 6, 24), (-12, -8, 32), (22, 0, 28), (46, 8, 18)):
+            pygame.draw.circle(layer, lighten(SKY_BOTTOM, 0.6), (cx + dx * s, cy + dy * s), r * s)
+
+
+def build_level_layer(level: LevelView, zoom: float, text: TextCache) -> pygame.Surface:
+    """Paint decor, static geometry and zones into one level-sized colour-keyed surface."""
+    size = layer_size(level, zoom)
+    layer = new_layer(size)
+
+    def to_px(p: Point) -> Point:
+        return p[0] * zoom, (level.height - p[1]) * zoom
+
+    # A zone names itself above its outline; a house or basket inside it need not repeat
+    # the name (signposts keep theirs: they are there to be read).
+    zone_labels = {z.label for z in level.zones}
+    for item in level.decor:
+        label = item.label if item.kind == "sign" or item.label not in zone_labels else ""
+        top_left = to_px((item.x, item.y + item.h))
+        rect = pygame.Rect(
+            round(top_left[0]), round(top_left[1]), round(item.w * zoom), round(item.h * zoom)
+        )
+        roof = _roof_above(level, item.x, item.y + item.h, item.w)
+        roof_px = None if roof is None else round(to_px((0.0, roof))[1])
+        decor_art.draw_decor(layer, item.kind, rect, item.material, label, text, zoom, roof_px)
+    for shape in level.statics:
+        _draw_static(layer, shape, to_px, float(size[1]), zoom)
+    for zone in level.zones:
+        top_left = to_px((zone.x, zone.y + zone.h))
+        rect = pygame.Rect(
+            round(top_left[0]), round(top_left[1]), round(zone.w * zoom), round(zone.h * zoom)
+        )
+        _draw_zone(layer, rect, zone.label, text)
+    logger.debug("level layer %dx%d painted", *size)
+    return layer
+
+
+def _roof_above(level: LevelView, x: float, top: float, w: float) -> float | None:
+    """The underside of a static shape resting on (or just above) a decor item, if any.
+
+    Levels may model roofs as collision shapes; the house then draws walls only, and the
+    well's posts reach up to its roof.
+    """
+    best: float | None = None
+    for shape in level.statics:
+        if shape.material in GROUND_MATERIALS or not shape.points:
+            continue
+        xs = [p[0] for p in shape.points]
+        low = min(p[1] for p in shape.points) - shape.radius
+        covers = min(xs) <= x + w * 0.5 <= max(xs) and max(xs) - min(xs) >= w * 0.5
+        if covers and top - 6 <= low <= top + 90 and (best is None or low < best):
+            best = low
+    return best
+
+
+def _draw_static(
+    layer: pygame.Surface,
+    shape: StaticShapeView,
+    to_px: Callable[[Point], Point],
+    bottom_px: float,
+    zoom: float,
+) -> None:
+    pts: list[Point] = [to_px(p) for p in shape.points]
+    if not pts:
+        return
+    look = material(shape.material)
+    radius = max(1.0, shape.radius * zoom)
+    ground = shape.material in GROUND_MATERIALS
+    if shape.kind == "segment" and len(pts) >= 2:
+        (ax, ay), (bx, by) = pts[0], pts[1]
+        if ground:
+            top_a, top_b = (ax, ay - radius), (bx, by - radius)
+            pygame.draw.polygon(layer, EARTH, [top_a, top_b, (bx, bottom_px), (ax, bottom_px)])
+            _pebbles(layer, top_a, top_b, bottom_px, zoom)
+            _grass_edge(layer, top_a, top_b, look.fill, look.outline, zoom)
+            return
+        quad = _thick_segment((ax, ay), (bx, by), radius)
+        pygame.draw.polygon(layer, look.fill, quad)
+        pygame.draw.polygon(layer, look.outline, quad, max(1, round(2 * zoom)))
+        for end in ((ax, ay), (bx, by)):
+            pygame.draw.circle(layer, look.fill, end, radius)
+        return
+    if len(pts) < 3:
+        return
+    if ground:
+        pygame.draw.polygon(layer, EARTH, pts)
+        pygame.draw.polygon(layer, EARTH_DARK, pts, max(1, round(2 * zoom)))
+        for a, b in _upward_edges(pts):
+            _grass_edge(layer, a, b, look.fill, look.outline, zoom)
+        return
+    pygame.draw.polygon(layer, look.fill, pts)
+    if shape.material in ROOF_MATERIALS:
+        _roof_rows(layer, pts, look.detail, zoom, bricks=shape.material != "thatch")
+    pygame.draw.polygon(layer, look.outline, pts, max(1, round(2 * zoom)))
+
+
+def _roof_rows(
+    layer: pygame.Surface, pts: list[Point], color: Rgb, zoom: float, *, bricks: bool
+) -> None:
+    """Rows of tiles or thatch across a convex roof polygon."""
+    top, bottom = min(p[1] for p in pts), max(p[1] for p in pts)
+    step = max(4.0, 8 * zoom)
+    y, row = top + step, 0
+    while y < bottom - 1:
+        span = _hspan(pts, y)
+        if span is not None:
+            pygame.draw.line(layer, color, (span[0] + 1, y), (span[1] - 1, y), 1)
+            if bricks:
+                x = span[0] + (row % 2 + 1) * step
+                while x < span[1] - 2:
+                    pygame.draw.line(layer, color, (x, y - step + 2), (x, y - 1), 1)
+                    x += 2 * step
+        y += step
+        row += 1
+
+
+def _hspan(pts: list[Point], y: float) -> tuple[float, float] | None:
+    """Where the horizontal line at ``y`` enters and leaves a convex polygon."""
+    xs: list[float] = []
+    for i, (ax, ay) in enumerate(pts):
+        bx, by = pts[(i + 1) % len(pts)]
+        if (ay <= y < by) or (by <= y < ay):
+            xs.append(ax + (y - ay) * (bx - ax) / (by - ay))
+    return (min(xs), max(xs)) if len(xs) >= 2 else None
+
+
+def _grass_edge(
+    layer: pygame.Surface, a: Point, b: Point, fill: Rgb, dark: Rgb, zoom: float
+) -> None:
+    """A grass band along a ground edge, with round joints so slopes meet without gaps."""
+    band = max(4, round(12 * zoom))
+    down = band / 2
+    a2, b2 = (a[0], a[1] + down), (b[0], b[1] + down)
+    pygame.draw.line(layer, fill, a2, b2, band)
+    pygame.draw.line(layer, dark, (a2[0], a2[1] + down), (b2[0], b2[1] + down), max(1, band // 4))
+    for p in (a2, b2):
+        pygame.draw.circle(layer, fill, p, down)
+    pygame.draw.line(layer, lighten(fill, 0.25), a, b, max(1, round(2 * zoom)))
+
+
+def _pebbles(layer: pygame.Surface, a: Point, b: Point, bottom_px: float, zoom: float) -> None:
+    """Scatter stones in the earth under a ground edge; seeded by position, so stable."""
+    rng = random.Random(int(a[0] * 7919 + a[1]))
+    span = b[0] - a[0]
+    for _ in range(int(abs(span) / (28 * zoom))):
+        t = rng.random()
+        x = a[0] + span * t
+        top = a[1] + (b[1] - a[1]) * t + 22 * zoom
+        if top >= bottom_px - 6:
+            continue
+        y = top + rng.random() * (bottom_px - top - 6)
+        w, h = (4 + rng.random() * 8) * zoom, (3 + rng.random() * 4) * zoom
+        pygame.draw.ellipse(layer, EARTH_DARK if rng.random() < 0.7 else PEBBLE, (x, y, w, h))
+
+
+def _upward_edges(pts: list[Point]) -> list[tuple[Point, Point]]:
+    """Edges of a convex polygon (screen space, y down) whose outward normal points up."""
+    cx = sum(p[0] for p in pts) / len(pts)
+    cy = sum(p[1] for p in pts) / len(pts)
+    edges: list[tuple[Point, Point]] = []
+    for i, a in enumerate(pts):
+        b = pts[(i + 1) % len(pts)]
+        nx, ny = b[1] - a[1], a[0] - b[0]
+        mx, my = (a[0] + b[0]) / 2 - cx, (a[1] + b[1]) / 2 - cy
+        if nx * mx + ny * my < 0:
+            nx, ny = -nx, -ny
+        length = math.hypot(nx, ny) or 1.0
+        if ny / length < -0.5:
+            edges.append((a, b))
+    return edges
+
+
+def _thick_segment(a: Point, b: Point, radius: float) -> list[Point]:
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    length = math.hypot(dx, dy) or 1.0
+    nx, ny = -dy / length * radius, dx / length * radius
+    return [
+        (a[0] + nx, a[1] + ny),
+        (b[0] + nx, b[1] + ny),
+        (b[0] - nx, b[1] - ny),
+        (a[0] - nx, a[1] - ny),
+    ]
+
+
+def _draw_zone(layer: pygame.Surface, rect: pygame.Rect, label: str, text: TextCache) -> None:
+    dashed_rect(layer, ZONE_LINE, rect, dash=10, gap=6, width=2)
+    if label:
+        glyphs = text.render(label, 14, WHITE, bold=True)
+        plate = glyphs.get_rect(midbottom=(rect.centerx, rect.top - 4)).inflate(10, 4)
+        # An opaque plate: antialiased text over the colour key would leave pink fringes.
+        pygame.draw.rect(layer, TAG_BG, plate, border_radius=4)
+        layer.blit(glyphs, glyphs.get_rect(center=plate.center))
+
+
+def dashed_rect(
+    surface: pygame.Surface, color: Rgb, rect: pygame.Rect, dash: int, gap: int, width: int
+) -> None:
+    """Outline ``rect`` with dashes of ``dash`` pixels separated by ``gap``."""
+    corners = [rect.topleft, rect.topright, rect.bottomright, rect.bottomleft]
+    for i, (ax, ay) in enumerate(corners):
+        bx, by = corners[(i + 1) % 4]
+        length = math.hypot(bx - ax, by - ay)
+        if length == 0:
+            continue
+        ux, uy = (bx - ax) / length, (by - ay) / length
+        pos = 0.0
+        while pos < length:
+            end = min(pos + dash, length)
+            pygame.draw.line(
+                surface,
+                color,
+                (ax + ux * pos, ay + uy * pos),
+                (ax + ux * end, ay + uy * end),
+                width,
+            )
+            pos = end + gap
