@@ -1,0 +1,48 @@
+"""Collision categories, masks and collision types shared by every body in the world."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import pymunk
+
+STATIC = 0b000001
+PLAYER = 0b000010
+NPC = 0b000100
+PROP = 0b001000
+SENSOR = 0b010000
+HELD = 0b100000
+"""A prop the player carries: it keeps hitting the world but passes through the player."""
+
+
+class CollisionType(IntEnum):
+    """Collision types that select the pymunk collision callbacks."""
+
+    STATIC = 1
+    PLAYER = 2
+    NPC = 3
+    PROP = 4
+    ZONE = 5
+
+
+STATIC_FILTER = pymunk.ShapeFilter(categories=STATIC, mask=PLAYER | NPC | PROP | HELD)
+PLAYER_FILTER = pymunk.ShapeFilter(categories=PLAYER, mask=STATIC | NPC | PROP)
+PLAYER_GHOST_FILTER = pymunk.ShapeFilter(categories=PLAYER, mask=STATIC | PROP)
+"""The player briefly passes through villagers after bumping one, so nobody blocks the street."""
+# Villagers pass each other as if in depth; a crowd that shoves itself jams the street.
+NPC_FILTER = pymunk.ShapeFilter(categories=NPC, mask=STATIC | PLAYER | PROP | HELD)
+PROP_FILTER = pymunk.ShapeFilter(categories=PROP, mask=STATIC | PLAYER | NPC | PROP | HELD | SENSOR)
+HELD_FILTER = pymunk.ShapeFilter(categories=HELD, mask=STATIC | NPC | PROP | SENSOR)
+ZONE_FILTER = pymunk.ShapeFilter(categories=SENSOR, mask=PROP | HELD)
+
+SIGHT_FILTER = pymunk.ShapeFilter(mask=STATIC)
+"""Line-of-sight queries see only static geometry (pymunk 7 queries include sensors)."""
+
+FOOTING_FILTER = pymunk.ShapeFilter(mask=STATIC | PROP | NPC)
+"""What the player can stand on."""
+
+GRAB_FILTER = pymunk.ShapeFilter(mask=PROP)
+"""What the player can pick up."""
+
+NPC_QUERY_FILTER = pymunk.ShapeFilter(mask=NPC)
+"""Villager bodies only."""

@@ -1,0 +1,123 @@
+"""Errands villagers give the player, judged only by physics.
+
+Three kinds:
+- ``deliver``: N props of a kind resting inside a sensor zone (apples in the basket);
+- ``restack``: N crates resting inside the stack zone, stacked to full height; it opens
+  only once the original stack has fallen;
+- ``fetch``: a tagged prop brought within a radius of the giver (the ball to the child).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from game.sim.events import ErrandCompleted, ErrandProgressed, GameEvent
+from game.sim.level import ErrandSpec, ZoneSpec
+from game.sim.props import Prop
+from game.sim.snapshot import ErrandView, Vec
+
+logger = logging.getLogger(__name__)
+
+REST_SPEED = 40.0
+"""A prop moving slower than this counts as placed rather than passing through."""
+STACK_FILL = 0.85
+"""A restacked column must reach this fraction of ``goal`` crate heights."""
+
+
+@dataclass(slots=True)
+class Errand:
+    """One errand's live tally."""
+
+    spec: ErrandSpec
+    giver_id: int
+    progress: int = 0
+    done: bool = False
+    open: bool = True
+
+    def view(self) -> ErrandView:
+        """The immutable view for snapshots."""
+        return ErrandView(
+            self.spec.id, self.giver_id, self.spec.title, self.progress, self.spec.goal, self.done
+        )
+
+
+ZoneProps = Callable[[str], Sequence[Prop]]
+TaggedProp = Callable[[str], Prop | None]
+Position = Callable[[int], Vec | None]
+
+
+class ErrandBoard:
+    """All errands in the world, evaluated from zone occupancy and positions."""
+
+    def __init__(self, errands: Sequence[Errand], zones: Mapping[str, ZoneSpec]) -> None:
+        self.errands = list(errands)
+        self._zones = dict(zones)
+
+    def get(self, errand_id: str) -> Errand | None:
+        """The errand called ``errand_id``, if any."""
+        for errand in self.errands:
+            if errand.spec.id == errand_id:
+                return errand
+        return None
+
+    def views(self) -> tuple[ErrandView, ...]:
+        """Views of every errand, in level order."""
+        return tuple(e.view() for e in self.errands)
+
+    def evaluate(
+        self, tick: int, zone_props: ZoneProps, tagged: TaggedProp, position: Position
+    ) -> list[GameEvent]:
+        """Recount every open errand; report tallies that changed and goals reached."""
+        events: list[GameEvent] = []
+        for errand in self.errands:
+            if errand.done or not errand.open:
+                continue
+            spec = errand.spec
+            if spec.kind == "deliver":
+                progress = min(len(self._resting(zone_props(spec.zone), spec.prop_kind)), spec.goal)
+            elif spec.kind == "restack":
+                progress = self._stack_progress(spec, zone_props(spec.zone))
+            else:
+                progress = self._fetch_progress(spec, errand.giver_id, tagged, position)
+            if progress != errand.progress:
+                errand.progress = progress
+                events.append(ErrandProgressed(tick, spec.id, progress, spec.goal))
+            if progress >= spec.goal:
+                errand.done = True
+                events.append(ErrandCompleted(tick, spec.id, errand.giver_id))
+                logger.info("errand %s completed at tick %d", spec.id, tick)
+        return events
+
+    @staticmethod
+    def _resting(props: Sequence[Prop], kind: str) -> list[Prop]:
+        out: list[Prop] = []
+        for prop in props:
+            if prop.held or (kind and prop.kind.name != kind):
+                continue
+            if prop.body.velocity.length < REST_SPEED:
+                out.append(prop)
+        return out
+
+    def _stack_progress(self, spec: ErrandSpec, props: Sequence[Prop]) -> int:
+        placed = self._resting(props, spec.prop_kind)
+        if len(placed) < spec.goal:
+            return len(placed)
+        zone = self._zones[spec.zone]
+        top = max(p.body.position.y + p.kind.h / 2 for p in placed)
+        tall_enough = top >= zone.y + spec.goal * placed[0].kind.h * STACK_FILL
+        return spec.goal if tall_enough else spec.goal - 1
+
+    @staticmethod
+    def _fetch_progress(
+        spec: ErrandSpec, giver_id: int, tagged: TaggedProp, position: Position
+    ) -> int:
+        prop = tagged(spec.prop_tag)
+        giver = position(giver_id)
+        if prop is None or giver is None or prop.held:
+            return 0
+        px, py = prop.body.position
+        gx, gy = giver
+        near = (px - gx) ** 2 + (py - gy) ** 2 <= spec.radius * spec.radius
+        return 1 if near and prop.body.velocity.length < REST_SPEED * 4 else 0

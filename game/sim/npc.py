@@ -1,0 +1,426 @@
+"""A villager's state machine, free of physics so it can be tested on synthetic input.
+
+The world feeds each brain a ``Percept`` every tick and ``Stimulus`` records when physics
+reports something (a hit, a near miss, a bump, a toppled stack, a finished errand). The
+brain answers with game events (``NpcTransitioned``, ``SpeechWanted``, ...) and leaves a
+movement wish (``goal_x``, ``speed``, ``facing``) for the body to carry out.
+
+Every transition bumps ``epoch``: a line prepared for one epoch is stale in the next.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+
+from game.sim.events import (
+    GameEvent,
+    NpcGotUp,
+    NpcKnockedDown,
+    NpcTransitioned,
+    SpeechWanted,
+    Trigger,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class NpcState(StrEnum):
+    """The states a villager can be in."""
+
+    IDLE = "idle"
+    ROUTINE = "routine"
+    WANDER = "wander"
+    NOTICE = "notice"
+    GREET = "greet"
+    TALK = "talk"
+    REACT = "react"
+    FLEE = "flee"
+    KNOCKED_DOWN = "knocked_down"
+    RECOVER = "recover"
+
+
+CALM = (NpcState.IDLE, NpcState.ROUTINE, NpcState.WANDER)
+DOWN = (NpcState.KNOCKED_DOWN, NpcState.RECOVER)
+
+
+class StimulusKind(IntEnum):
+    """Things that happen to a villager; a higher value wins when several arrive at once."""
+
+    ERRAND_DONE = 1
+    TOPPLED = 2
+    NEAR_MISS = 3
+    BUMPED = 4
+    HIT = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Stimulus:
+    """Something physics did to or near a villager.
+
+    ``source_x`` is where it came from (the villager flees away from it); ``refs`` are
+    entity ids a line about it may mention.
+    """
+
+    kind: StimulusKind
+    refs: tuple[int, ...] = ()
+    impulse: float = 0.0
+    by_player: bool = False
+    source_x: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Percept:
+    """What a villager knows about the world this tick.
+
+    ``tilt`` is the absolute body angle in radians; ``player_seen`` means within sight
+    radius with a clear line of sight; ``neighbour_id`` is an idle villager close enough
+    for small talk, if any.
+    """
+
+    tick: int
+    x: float
+    tilt: float
+    player_distance: float
+    player_dx: float
+    player_seen: bool
+    neighbour_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Routine:
+    """Where a villager lives and works and how they spend the day.
+
+    In ``"routine"`` mode they walk between home and work on a schedule of ticks; in
+    ``"wander"`` mode they stroll to random spots within ``span`` of home.
+    """
+
+    home_x: float
+    work_x: float
+    mode: str = "routine"
+    work_ticks: int = 3600
+    home_ticks: int = 1800
+    phase_offset: int = 0
+    span: float = 300.0
+    min_x: float = 40.0
+    max_x: float = 3960.0
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    """Distances (world units), durations (ticks) and thresholds for every brain."""
+
+    notice_radius: float = 320.0
+    talk_radius: float = 140.0
+    leave_radius: float = 230.0
+    notice_delay: int = 12
+    notice_timeout: int = 240
+    notice_slack: float = 40.0
+    renotice_ticks: int = 60
+    greet_hold: int = 300
+    greet_cooldown: int = 900
+    offer_delay: int = 40
+    react_ticks: int = 90
+    flee_ticks: int = 180
+    flee_impulse: float = 1800.0
+    flee_repeat_hits: int = 2
+    hit_memory: int = 300
+    down_ticks: int = 120
+    knockdown_tilt: float = 1.05
+    upright_tilt: float = 0.2
+    arrive_eps: float = 14.0
+    walk_speed: float = 80.0
+    run_speed: float = 190.0
+    ambient_gap: int = 1200
+    ambient_jitter: int = 900
+
+
+DEFAULT_TUNING = Tuning()
+
+
+class NpcBrain:
+    """One villager's state machine."""
+
+    def __init__(
+        self,
+        npc_id: int,
+        player_id: int,
+        routine: Routine,
+        rng: random.Random,
+        tuning: Tuning = DEFAULT_TUNING,
+    ) -> None:
+        self.npc_id = npc_id
+        self.player_id = player_id
+        self.routine = routine
+        self.tuning = tuning
+        self._rng = rng
+        self.state = NpcState.IDLE
+        self.epoch = 0
+        self.entered_tick = 0
+        self.goal_x: float | None = None
+        self.speed = tuning.walk_speed
+        self.facing = 1
+        self.engaged = False
+        self._inbox: list[Stimulus] = []
+        self._hits: list[int] = []
+        self._greet_ready = 0
+        self._notice_ready = 0
+        self._next_ambient = tuning.ambient_gap // 4 + rng.randrange(tuning.ambient_jitter)
+        self._wander_until = rng.randrange(240)
+        self._wander_goal = routine.work_x
+        self._pending_offers: list[tuple[str, tuple[int, ...]]] = []
+        self.offered: list[str] = []
+        self._flee_from = 0.0
+        self._x = routine.work_x
+
+    # -- inputs ---------------------------------------------------------------------
+
+    @property
+    def conscious(self) -> bool:
+        """False while lying on the ground."""
+        return self.state is not NpcState.KNOCKED_DOWN
+
+    @property
+    def can_talk(self) -> bool:
+        """Whether a line from this villager makes sense right now."""
+        return self.state not in DOWN
+
+    @property
+    def standing(self) -> bool:
+        """Whether the body should keep itself upright."""
+        return self.state not in DOWN
+
+    def notify(self, stimulus: Stimulus) -> None:
+        """Queue a stimulus; it is handled on the next ``think``."""
+        self._inbox.append(stimulus)
+
+    def offer_errand(self, errand_id: str, refs: tuple[int, ...] = ()) -> None:
+        """Ask the villager to offer an errand to the player at the next greeting."""
+        if errand_id not in self.offered and all(e != errand_id for e, _ in self._pending_offers):
+            self._pending_offers.append((errand_id, refs))
+
+    def withdraw_errand(self, errand_id: str) -> None:
+        """Forget an errand that no longer needs offering."""
+        self._pending_offers = [(e, r) for e, r in self._pending_offers if e != errand_id]
+
+    def set_talking(self, tick: int, talking: bool) -> list[GameEvent]:
+        """Enter or leave TALK, as the player's chat box opens or closes."""
+        events: list[GameEvent] = []
+        if talking:
+            if self.state in DOWN or self.state is NpcState.FLEE:
+                return events
+            if self.state is not NpcState.TALK:
+                self._go(NpcState.TALK, tick, events)
+            self.engaged = True
+        elif self.state is NpcState.TALK:
+            self._farewell(tick, events)
+            self._go(self._calm_state(tick), tick, events)
+        return events
+
+    # -- the machine ----------------------------------------------------------------
+
+    def think(self, p: Percept) -> list[GameEvent]:
+        """Advance the machine by one tick and return the events it produced."""
+        events: list[GameEvent] = []
+        t = self.tuning
+        tick = p.tick
+        in_state = tick - self.entered_tick
+        self._x = p.x
+
+        if self.state not in DOWN and p.tilt > t.knockdown_tilt:
+            self._inbox.clear()
+            self._go(NpcState.KNOCKED_DOWN, tick, events)
+            events.append(NpcKnockedDown(tick, self.npc_id))
+            self.goal_x = None
+            return events
+        if self.state is NpcState.KNOCKED_DOWN:
+            self._inbox.clear()
+            if in_state >= t.down_ticks:
+                self._go(NpcState.RECOVER, tick, events)
+            return events
+        if self.state is NpcState.RECOVER:
+            self._inbox.clear()
+            if p.tilt < t.upright_tilt and in_state >= 10:
+                events.append(NpcGotUp(tick, self.npc_id))
+                self._go(self._calm_state(tick), tick, events)
+            return events
+
+        if self._inbox:
+            self._react(p, events)
+        if not events:
+            self._behave(p, in_state, events)
+        self._move(p)
+        return events
+
+    def _react(self, p: Percept, events: list[GameEvent]) -> None:
+        t = self.tuning
+        stim = max(self._inbox, key=lambda s: s.kind)
+        self._inbox.clear()
+        listener = self.player_id if stim.by_player else None
+        if stim.source_x is not None:
+            self.facing = 1 if stim.source_x >= p.x else -1
+        if stim.kind is StimulusKind.HIT:
+            self._hits = [h for h in self._hits if p.tick - h <= t.hit_memory] + [p.tick]
+            hard = stim.impulse >= t.flee_impulse or len(self._hits) >= t.flee_repeat_hits
+            self._flee_from = stim.source_x if stim.source_x is not None else p.x + p.player_dx
+            self._go(NpcState.FLEE if hard else NpcState.REACT, p.tick, events)
+            self._say(p.tick, Trigger.HIT, listener, stim.refs, events)
+            return
+        if self.state is NpcState.FLEE:
+            return
+        if self.state is NpcState.TALK and stim.kind in (
+            StimulusKind.NEAR_MISS,
+            StimulusKind.TOPPLED,
+        ):
+            return
+        if stim.kind is StimulusKind.BUMPED:
+            self._go(NpcState.REACT, p.tick, events)
+            self._say(p.tick, Trigger.BUMPED, self.player_id, stim.refs, events)
+        elif stim.kind is StimulusKind.NEAR_MISS:
+            self._go(NpcState.REACT, p.tick, events)
+            self._say(p.tick, Trigger.NEAR_MISS, listener, stim.refs, events)
+        elif stim.kind is StimulusKind.TOPPLED:
+            if self.state is NpcState.REACT:
+                return
+            self._go(NpcState.REACT, p.tick, events)
+            self._say(p.tick, Trigger.TOPPLED, listener, stim.refs, events)
+        else:
+            self._go(NpcState.REACT, p.tick, events)
+            self._say(p.tick, Trigger.ERRAND_DONE, self.player_id, stim.refs, events)
+
+    def _behave(self, p: Percept, in_state: int, events: list[GameEvent]) -> None:
+        t = self.tuning
+        tick = p.tick
+        state = self.state
+        if state is NpcState.REACT:
+            if in_state >= t.react_ticks:
+                self._go(self._calm_state(tick), tick, events)
+        elif state is NpcState.FLEE:
+            if in_state >= t.flee_ticks:
+                self._go(self._calm_state(tick), tick, events)
+        elif state is NpcState.TALK:
+            self._face_player(p)
+            if p.player_distance > t.leave_radius:
+                self._farewell(tick, events)
+                self._go(self._calm_state(tick), tick, events)
+        elif state is NpcState.GREET:
+            self._face_player(p)
+            if p.player_distance > t.leave_radius:
+                self._farewell(tick, events)
+                self._go(self._calm_state(tick), tick, events)
+            elif self._pending_offers and in_state >= t.offer_delay:
+                errand_id, refs = self._pending_offers.pop(0)
+                self.offered.append(errand_id)
+                self._say(tick, Trigger.ERRAND_OFFER, self.player_id, refs, events)
+            elif in_state >= t.greet_hold:
+                self._go(NpcState.IDLE, tick, events)
+        elif state is NpcState.NOTICE:
+            self._face_player(p)
+            if p.player_distance <= t.talk_radius and in_state >= t.notice_delay:
+                self._go(NpcState.GREET, tick, events)
+                self.engaged = True
+                self._greet_ready = tick + t.greet_cooldown
+                self._say(tick, Trigger.GREET, self.player_id, (), events)
+            elif p.player_distance > t.notice_radius + t.notice_slack:
+                self._notice_ready = tick + t.renotice_ticks
+                self._go(self._calm_state(tick), tick, events)
+            elif in_state >= t.notice_timeout:
+                # Watched the player hang about without coming over: look away for a while.
+                self._notice_ready = tick + t.greet_cooldown // 3
+                self._go(self._calm_state(tick), tick, events)
+        else:
+            self._calm(p, events)
+
+    def _calm(self, p: Percept, events: list[GameEvent]) -> None:
+        t = self.tuning
+        tick = p.tick
+        if self.engaged and p.player_distance > t.leave_radius:
+            self._farewell(tick, events)
+        if (
+            not self.engaged
+            and p.player_seen
+            and p.player_distance <= t.notice_radius
+            and tick >= self._greet_ready
+            and (tick >= self._notice_ready or p.player_distance <= t.talk_radius)
+        ):
+            self._go(NpcState.NOTICE, tick, events)
+            return
+        wanted = self._calm_state(tick)
+        if wanted is not self.state:
+            self._go(wanted, tick, events)
+            return
+        if (
+            self.state is NpcState.IDLE
+            and p.neighbour_id is not None
+            and tick >= self._next_ambient
+        ):
+            self._next_ambient = tick + t.ambient_gap + self._rng.randrange(t.ambient_jitter)
+            self._say(tick, Trigger.AMBIENT, p.neighbour_id, (), events)
+
+    # -- helpers --------------------------------------------------------------------
+
+    def _calm_state(self, tick: int) -> NpcState:
+        """The state the villager's routine wants right now."""
+        goal = self._routine_goal(tick)
+        if abs(goal - self._x) <= self.tuning.arrive_eps:
+            return NpcState.IDLE
+        return NpcState.WANDER if self.routine.mode == "wander" else NpcState.ROUTINE
+
+    def _routine_goal(self, tick: int) -> float:
+        r = self.routine
+        if r.mode == "wander":
+            if tick >= self._wander_until:
+                offset = self._rng.uniform(-r.span, r.span)
+                self._wander_goal = min(max(r.home_x + offset, r.min_x), r.max_x)
+                self._wander_until = tick + 360 + self._rng.randrange(600)
+            return self._wander_goal
+        phase = (tick + r.phase_offset) % (r.work_ticks + r.home_ticks)
+        return r.work_x if phase < r.work_ticks else r.home_x
+
+    def _move(self, p: Percept) -> None:
+        """Turn the current state into a movement wish for the body."""
+        t = self.tuning
+        if self.state in (NpcState.ROUTINE, NpcState.WANDER):
+            self.goal_x = self._routine_goal(p.tick)
+            self.speed = t.walk_speed
+            self.facing = 1 if self.goal_x >= p.x else -1
+        elif self.state is NpcState.FLEE:
+            away = 1 if p.x >= self._flee_from else -1
+            self.goal_x = min(max(p.x + away * 400.0, self.routine.min_x), self.routine.max_x)
+            self.speed = t.run_speed
+            self.facing = away
+        else:
+            self.goal_x = None
+
+    def observe_position(self, x: float) -> None:
+        """Tell the brain where its body is (used before the first ``think``)."""
+        self._x = x
+
+    def _face_player(self, p: Percept) -> None:
+        self.facing = 1 if p.player_dx >= 0 else -1
+
+    def _farewell(self, tick: int, events: list[GameEvent]) -> None:
+        if self.engaged:
+            self.engaged = False
+            self._greet_ready = tick + self.tuning.greet_cooldown
+            self._say(tick, Trigger.FAREWELL, self.player_id, (), events)
+
+    def _say(
+        self,
+        tick: int,
+        trigger: Trigger,
+        listener: int | None,
+        refs: tuple[int, ...],
+        events: list[GameEvent],
+    ) -> None:
+        events.append(SpeechWanted(tick, self.npc_id, trigger, listener, refs))
+
+    def _go(self, new: NpcState, tick: int, events: list[GameEvent]) -> None:
+        old = self.state
+        self.state = new
+        self.epoch += 1
+        self.entered_tick = tick
+        events.append(NpcTransitioned(tick, self.npc_id, old.value, new.value, self.epoch))
+        logger.debug("npc %d: %s -> %s (epoch %d)", self.npc_id, old, new, self.epoch)

@@ -1,0 +1,118 @@
+"""A villager's body: a box that walks by forces, keeps itself upright, and can tip over.
+
+The brain (``npc.NpcBrain``) decides; this module only turns its wishes into forces.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import pymunk
+
+from game.sim.cast import NpcSpec
+from game.sim.categories import NPC_FILTER, CollisionType
+from game.sim.npc import NpcBrain, NpcState
+
+logger = logging.getLogger(__name__)
+
+NPC_W = 28.0
+NPC_H = 58.0
+NPC_MASS = 10.0
+
+# A stiff, capped spring: strong enough to shrug off bumps and walking, weak enough that
+# a crate to the head still tips a villager past the knock-down angle.
+UPRIGHT_STIFFNESS = 300_000.0
+UPRIGHT_DAMPING = 40_000.0
+UPRIGHT_MAX_TORQUE = 250_000.0
+WALK_GAIN = 8.0
+WALK_MAX_ACCEL = 1300.0
+STUCK_TICKS = 45
+RIGHTING_TIMEOUT = 150
+
+
+def normalize_angle(angle: float) -> float:
+    """``angle`` wrapped into [-pi, pi)."""
+    return (angle + math.pi) % (2.0 * math.pi) - math.pi
+
+
+class Villager:
+    """A villager in the world: identity, body and brain.
+
+    ``x, y, vx, vy, angle`` are read once per tick after the physics step and reused by
+    perception, motor control and queries, so the per-tick cost stays flat.
+    """
+
+    def __init__(
+        self, npc_id: int, spec: NpcSpec, persona_id: str, brain: NpcBrain, x: float, y: float
+    ) -> None:
+        self.id = npc_id
+        self.spec = spec
+        self.persona_id = persona_id
+        self.brain = brain
+        self.body = pymunk.Body(NPC_MASS, pymunk.moment_for_box(NPC_MASS, (NPC_W, NPC_H)))
+        self.body.position = (x, y)
+        self.shape = pymunk.Poly.create_box(self.body, (NPC_W, NPC_H), radius=1.0)
+        self.shape.friction = 0.6
+        self.shape.elasticity = 0.0
+        self.shape.filter = NPC_FILTER
+        self.shape.collision_type = CollisionType.NPC
+        self.x, self.y, self.vx, self.vy, self.angle = x, y, 0.0, 0.0, 0.0
+        self.index = 0
+        self.sees_player = False
+        self.neighbour: int | None = None
+        self._stuck = 0
+        brain.observe_position(x)
+
+    def sense(self) -> None:
+        """Read the body's state once for this tick."""
+        body = self.body
+        self.x, self.y = body.position
+        self.vx, self.vy = body.velocity
+        self.angle = normalize_angle(body.angle)
+
+    def drive(self, tick: int) -> None:
+        """Apply this tick's forces and torques for the brain's current wish."""
+        body = self.body
+        brain = self.brain
+        if brain.state is NpcState.KNOCKED_DOWN:
+            return
+        if brain.state is NpcState.RECOVER:
+            self._right_itself(tick)
+            return
+        torque = -UPRIGHT_STIFFNESS * self.angle - UPRIGHT_DAMPING * body.angular_velocity
+        body.torque = max(-UPRIGHT_MAX_TORQUE, min(UPRIGHT_MAX_TORQUE, torque))
+        target = 0.0
+        if brain.goal_x is not None:
+            dx = brain.goal_x - self.x
+            # Ease in over the last few units instead of overshooting the spot.
+            target = math.copysign(min(brain.speed, abs(dx) * 4.0), dx)
+        limit = NPC_MASS * WALK_MAX_ACCEL
+        force = max(-limit, min(limit, NPC_MASS * (target - self.vx) * WALK_GAIN))
+        # Pushing at the feet, where friction acts, does not rock the body.
+        foot = body.local_to_world((0.0, -NPC_H / 2 + 2.0))
+        body.apply_force_at_world_point((force, 0.0), foot)
+        self._unstick(target)
+
+    def _unstick(self, target: float) -> None:
+        """Hop over a small obstacle after pushing against it for a while."""
+        if abs(target) > 20.0 and abs(self.vx) < 5.0 and abs(self.vy) < 5.0:
+            self._stuck += 1
+            if self._stuck >= STUCK_TICKS:
+                self._stuck = 0
+                impulse = (math.copysign(80.0, target) * NPC_MASS, 380.0 * NPC_MASS)
+                self.body.apply_impulse_at_world_point(impulse, (self.x, self.y))
+        else:
+            self._stuck = 0
+
+    def _right_itself(self, tick: int) -> None:
+        body = self.body
+        if tick - self.brain.entered_tick > RIGHTING_TIMEOUT:
+            # Wedged somewhere odd: stand up on the spot rather than lie there forever.
+            body.angle = 0.0
+            body.angular_velocity = 0.0
+            body.position = (self.x, self.y + NPC_H / 2)
+            body.velocity = (0.0, 0.0)
+            return
+        body.angular_velocity = max(-4.0, min(4.0, -self.angle * 5.0))
+        body.apply_force_at_world_point((0.0, NPC_MASS * 900.0), (self.x, self.y))

@@ -1,0 +1,401 @@
+"""The simulated village: one pymunk space stepped at a fixed 60 Hz.
+
+``World.step`` advances exactly one tick and returns that tick's events. Physics
+callbacks only record facts; everything that changes game state happens after
+``Space.step``, in a fixed order, so the same seed always gives the same world.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import math
+import random
+
+import pymunk
+
+from game.sim import builder, crowd
+from game.sim.cast import Cast, NpcSpec
+from game.sim.categories import HELD, PROP
+from game.sim.contacts import ContactLog, install
+from game.sim.errands import Errand, ErrandBoard
+from game.sim.events import GameEvent
+from game.sim.level import Level, PropSpec
+from game.sim.npc import NpcBrain, NpcState, Percept, Routine, Tuning
+from game.sim.perception import EYE_HEIGHT, XIndex, line_of_sight
+from game.sim.player import PLAYER_H, PLAYER_W, Player, PlayerIntent
+from game.sim.props import PROP_KINDS, Prop, make_prop
+from game.sim.rules import Rules
+from game.sim.snapshot import ActorView, LevelView, PropView, WorldSnapshot
+from game.sim.stack import CrateStack
+from game.sim.status import NpcStatus, PlayerStatus
+from game.sim.villager import NPC_H, NPC_W, Villager
+
+logger = logging.getLogger(__name__)
+
+DT = 1.0 / 60.0
+TALK_RADIUS = 140.0
+PLAYER_ID = 1
+PLAYER_COLOR = (70, 170, 230)
+AMBIENT_RADIUS = 160.0
+PERCEPTION_STRIDE = 4
+ERRAND_STRIDE = 6
+SPAWN_JITTER = 0.4
+
+
+class World:
+    """The whole simulation: level, player, villagers, props, errands and their rules.
+
+    Entity ids share one integer space: the player is 1, villagers follow in cast
+    order (then generated ones), then props in level order (then generated ones).
+    """
+
+    def __init__(
+        self, level: Level, cast: Cast, seed: int, extra_npcs: int = 0, extra_props: int = 0
+    ) -> None:
+        self.level = level
+        self.cast = cast
+        self.seed = seed
+        self.dt = DT
+        self.tick = 0
+        self.talk_radius = TALK_RADIUS
+        self._rng = random.Random(seed)
+        self._ids = itertools.count(PLAYER_ID + 1)
+        self.space = builder.make_space(level)
+        self._log = ContactLog()
+        install(self.space, self._log)
+        builder.add_statics(self.space, level)
+
+        self.player = Player(PLAYER_ID, *level.player_spawn)
+        self.space.add(self.player.body, self.player.shape)
+        self._tuning = Tuning(talk_radius=self.talk_radius)
+        self.villagers: list[Villager] = []
+        for spec in cast.npcs:
+            self._add_villager(spec, spec.id, "routine")
+        for persona_id, spec in crowd.extra_villagers(cast, extra_npcs, self._rng, level):
+            self._add_villager(spec, persona_id, "wander")
+        self._villager_by_id = {v.id: v for v in self.villagers}
+        self._villager_by_shape: dict[pymunk.Shape, Villager] = {v.shape: v for v in self.villagers}
+
+        self.props: list[Prop] = []
+        for placed in level.props:
+            jitter = self._rng.uniform(-SPAWN_JITTER, SPAWN_JITTER)
+            self._add_prop(placed.kind, placed.x + jitter, placed.y, placed.tag)
+        self.stacks: list[CrateStack] = []
+        for stack in level.stacks:
+            kind = PROP_KINDS[stack.kind]
+            base = level.ground_y(stack.x) + kind.h / 2 + 0.5
+            column = [
+                self._add_prop(stack.kind, stack.x, base + i * (kind.h + 0.5))
+                for i in range(stack.count)
+            ]
+            self.stacks.append(CrateStack(stack.id, column, stack.x))
+        for extra in crowd.extra_props(extra_props, self._rng, level):
+            self._add_generated_prop(extra)
+        self._prop_by_id = {p.id: p for p in self.props}
+        self._prop_by_shape: dict[pymunk.Shape, Prop] = {p.shape: p for p in self.props}
+        self._tagged = {p.tag: p for p in self.props if p.tag}
+
+        self._zone_by_shape = {builder.add_zone(self.space, z): z.id for z in level.zones}
+        self.errands = ErrandBoard(self._make_errands(), {z.id: z for z in level.zones})
+        self._rules = Rules(
+            self.player,
+            self.villagers,
+            self.props,
+            self.stacks,
+            self.errands,
+            self._zone_by_shape,
+            self._errand_refs,
+            self.entity_position,
+        )
+        self._pending: list[GameEvent] = []
+        self._idle = XIndex()
+        for v in self.villagers:
+            v.sense()
+        logger.info(
+            "world seed=%d: %d villagers, %d props", seed, len(self.villagers), len(self.props)
+        )
+
+    # -- construction ---------------------------------------------------------------
+
+    def _add_villager(self, spec: NpcSpec, persona_id: str, mode: str) -> None:
+        npc_id = next(self._ids)
+        routine = Routine(
+            home_x=spec.home_x,
+            work_x=spec.work_x,
+            mode=mode,
+            phase_offset=self._rng.randrange(900),
+            max_x=crowd.street_end(self.level),
+        )
+        brain = NpcBrain(
+            npc_id, PLAYER_ID, routine, random.Random(self._rng.getrandbits(64)), self._tuning
+        )
+        x = spec.work_x if mode == "routine" else spec.home_x
+        y = self.level.ground_y(x) + NPC_H / 2 + 0.5
+        villager = Villager(npc_id, spec, persona_id, brain, x, y)
+        villager.index = len(self.villagers)
+        self.villagers.append(villager)
+        self.space.add(villager.body, villager.shape)
+
+    def _add_prop(self, kind: str, x: float, y: float, tag: str = "") -> Prop:
+        prop = make_prop(next(self._ids), PROP_KINDS[kind], x, y, tag)
+        self.props.append(prop)
+        self.space.add(prop.body, prop.shape)
+        return prop
+
+    def _add_generated_prop(self, spec: PropSpec) -> None:
+        kind = PROP_KINDS[spec.kind]
+        y = self.level.ground_y(spec.x) + kind.h / 2 + 1.0
+        y = builder.free_height(self.space, spec.x, y, max(kind.w, kind.h) * 1.42)
+        self._add_prop(spec.kind, spec.x, y)
+
+    def _make_errands(self) -> list[Errand]:
+        errands: list[Errand] = []
+        for spec in self.level.errands:
+            giver = next((v for v in self.villagers if v.spec.id == spec.giver), None)
+            if giver is None:
+                logger.warning(
+                    "errand %s: no villager %r in the cast; skipped", spec.id, spec.giver
+                )
+                continue
+            errand = Errand(spec, giver.id, open=spec.kind != "restack")
+            errands.append(errand)
+            if errand.open:
+                giver.brain.offer_errand(spec.id, self._errand_refs(errand))
+        return errands
+
+    def _errand_refs(self, errand: Errand) -> tuple[int, ...]:
+        spec = errand.spec
+        if spec.kind == "fetch" and spec.prop_tag in self._tagged:
+            return (self._tagged[spec.prop_tag].id,)
+        if spec.kind == "restack":
+            return tuple(p.id for s in self.stacks for p in s.props)
+        return ()
+
+    # -- stepping -------------------------------------------------------------------
+
+    def step(self, intent: PlayerIntent) -> list[GameEvent]:
+        """Advance exactly one fixed tick and return the events of that tick."""
+        tick = self.tick + 1
+        events, self._pending = self._pending, []
+        carried = self.player.carrying
+        self.player.control(intent, tick, self.space, self._prop_by_shape)
+        if carried is not None and self.player.carrying is None:
+            self._rules.flights.launch(carried, tick)
+        for villager in self.villagers:
+            villager.drive(tick)
+        self._log.clear()
+        self.space.step(self.dt)
+        for villager in self.villagers:
+            villager.sense()
+        self._rules.resolve_contacts(tick, self._log, events)
+        self._rules.resolve_flights(tick, events)
+        self._rules.check_stacks(tick, events)
+        if tick % ERRAND_STRIDE == 0:
+            self._rules.check_errands(tick, events)
+        self._think(tick, events)
+        self.tick = tick
+        return events
+
+    def _think(self, tick: int, events: list[GameEvent]) -> None:
+        px, py = self.player.body.position
+        notice = self._tuning.notice_radius
+        if tick % PERCEPTION_STRIDE == 0:
+            self._idle.rebuild(
+                (v.x, v.id, v.y) for v in self.villagers if v.brain.state is NpcState.IDLE
+            )
+        for v in self.villagers:
+            dx = px - v.x
+            distance = math.hypot(dx, py - v.y)
+            # Each villager looks around every few ticks, staggered so a crowd spreads
+            # its sight rays over the ticks instead of casting them all at once.
+            if (tick + v.index) % PERCEPTION_STRIDE == 0:
+                eye = (v.x, v.y + EYE_HEIGHT)
+                v.sees_player = distance <= notice and line_of_sight(self.space, eye, (px, py))
+                v.neighbour = None
+                if v.brain.state is NpcState.IDLE:
+                    near = self._idle.nearest(v.x, v.y, AMBIENT_RADIUS, exclude=v.id)
+                    v.neighbour = near[0] if near is not None else None
+            percept = Percept(tick, v.x, abs(v.angle), distance, dx, v.sees_player, v.neighbour)
+            events.extend(v.brain.think(percept))
+
+    # -- views and queries ----------------------------------------------------------
+
+    def level_view(self) -> LevelView:
+        """The static level, for the renderer to draw once."""
+        return self.level.view()
+
+    def snapshot(self) -> WorldSnapshot:
+        """Everything that moves, as immutable views."""
+        props = tuple(_prop_view(p) for p in self.props)
+        player = self.player
+        pvx = player.body.velocity.x
+        pstate = "carry" if player.carrying else ("walk" if abs(pvx) > 20 else "idle")
+        if not player.grounded:
+            pstate += "_air"
+        actors = [
+            ActorView(
+                PLAYER_ID,
+                "Player",
+                "player",
+                player.body.position.x,
+                player.body.position.y,
+                0.0,
+                PLAYER_W,
+                PLAYER_H,
+                player.facing,
+                pstate,
+                True,
+                PLAYER_COLOR,
+                is_player=True,
+            )
+        ]
+        for v in self.villagers:
+            actors.append(
+                ActorView(
+                    v.id,
+                    v.spec.name,
+                    v.spec.role,
+                    v.x,
+                    v.y,
+                    v.angle,
+                    NPC_W,
+                    NPC_H,
+                    v.brain.facing,
+                    v.brain.state.value,
+                    v.brain.conscious,
+                    v.spec.color,
+                )
+            )
+        return WorldSnapshot(self.tick, PLAYER_ID, props, tuple(actors), self.errands.views())
+
+    def world_hash(self) -> str:
+        """sha256 over rounded body states, villager states and epochs, and errand tallies."""
+        h = hashlib.sha256()
+        bodies = (
+            [self.player.body] + [v.body for v in self.villagers] + [p.body for p in self.props]
+        )
+        for body in bodies:
+            x, y = body.position
+            vx, vy = body.velocity
+            h.update(f"{x:.3f},{y:.3f},{vx:.3f},{vy:.3f},{body.angle:.4f};".encode())
+        for v in self.villagers:
+            h.update(f"{v.id}:{v.brain.state.value}:{v.brain.epoch};".encode())
+        for e in self.errands.errands:
+            h.update(f"{e.spec.id}:{e.progress}:{e.done}:{e.open};".encode())
+        return h.hexdigest()
+
+    def npc_ids(self) -> tuple[int, ...]:
+        """Ids of every villager, in id order."""
+        return tuple(v.id for v in self.villagers)
+
+    def npc(self, npc_id: int) -> NpcStatus | None:
+        """A villager's live status, or None if there is no such villager."""
+        v = self._villager_by_id.get(npc_id)
+        if v is None:
+            return None
+        b = v.brain
+        return NpcStatus(
+            v.id,
+            v.spec.name,
+            v.spec.role,
+            v.x,
+            v.y,
+            v.vx,
+            v.vy,
+            b.state.value,
+            b.epoch,
+            b.conscious,
+            b.can_talk,
+            v.persona_id,
+        )
+
+    def npc_spec(self, npc_id: int) -> NpcSpec | None:
+        """The persona, spots and template lines a villager speaks with."""
+        v = self._villager_by_id.get(npc_id)
+        return v.spec if v is not None else None
+
+    def player_status(self) -> PlayerStatus:
+        """The player's id, position, velocity and carried prop id."""
+        body = self.player.body
+        carrying = self.player.carrying.id if self.player.carrying is not None else None
+        return PlayerStatus(
+            PLAYER_ID, body.position.x, body.position.y, body.velocity.x, body.velocity.y, carrying
+        )
+
+    def entity_exists(self, entity_id: int) -> bool:
+        """Whether the id names the player, a villager or a prop."""
+        return (
+            entity_id == PLAYER_ID
+            or entity_id in self._villager_by_id
+            or entity_id in self._prop_by_id
+        )
+
+    def entity_kind(self, entity_id: int) -> str | None:
+        """What an entity is, in a word: "player", a villager's role, or a prop's kind."""
+        if entity_id == PLAYER_ID:
+            return "player"
+        v = self._villager_by_id.get(entity_id)
+        if v is not None:
+            return v.spec.role
+        p = self._prop_by_id.get(entity_id)
+        return p.kind.name if p is not None else None
+
+    def entity_position(self, entity_id: int) -> tuple[float, float] | None:
+        """Where an entity is now, or None if it does not exist."""
+        if entity_id == PLAYER_ID:
+            x, y = self.player.body.position
+            return (x, y)
+        v = self._villager_by_id.get(entity_id)
+        if v is not None:
+            return (v.x, v.y)
+        p = self._prop_by_id.get(entity_id)
+        if p is not None:
+            px, py = p.body.position
+            return (px, py)
+        return None
+
+    def distance(self, a_id: int, b_id: int) -> float | None:
+        """Distance between two entities, or None if either does not exist."""
+        a, b = self.entity_position(a_id), self.entity_position(b_id)
+        if a is None or b is None:
+            return None
+        return math.hypot(a[0] - b[0], a[1] - b[1])
+
+    def nearby_props(self, npc_id: int, radius: float) -> tuple[PropView, ...]:
+        """Props within ``radius`` of a villager, nearest first (ties by id)."""
+        v = self._villager_by_id.get(npc_id)
+        if v is None:
+            return ()
+        bb = pymunk.BB(v.x - radius, v.y - radius, v.x + radius, v.y + radius)
+        found: list[tuple[float, int, Prop]] = []
+        for shape in self.space.bb_query(bb, pymunk.ShapeFilter(mask=PROP | HELD)):
+            prop = self._prop_by_shape.get(shape)
+            if prop is None:
+                continue
+            px, py = prop.body.position
+            d = math.hypot(px - v.x, py - v.y)
+            if d <= radius:
+                found.append((d, prop.id, prop))
+        found.sort(key=lambda item: (item[0], item[1]))
+        return tuple(_prop_view(p) for _, _, p in found)
+
+    def set_talking(self, npc_id: int, talking: bool) -> bool:
+        """Open or close a chat with a villager; False if they cannot talk now.
+
+        The transition's events are returned by the next ``step``.
+        """
+        v = self._villager_by_id.get(npc_id)
+        if v is None:
+            return False
+        if talking and not v.brain.can_talk:
+            return False
+        self._pending.extend(v.brain.set_talking(self.tick, talking))
+        return not talking or v.brain.state is NpcState.TALK
+
+
+def _prop_view(p: Prop) -> PropView:
+    x, y = p.body.position
+    k = p.kind
+    return PropView(p.id, k.name, x, y, p.body.angle, k.shape, k.w, k.h, k.material, p.held)

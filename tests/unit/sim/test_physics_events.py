@@ -1,0 +1,103 @@
+"""Collision callbacks turn physics into game events, with real pymunk bodies."""
+
+from __future__ import annotations
+
+from game.sim.cast import Cast
+from game.sim.events import NpcGotUp, NpcKnockedDown, PlayerBumpedNpc, PropHitNpc, PropLandedNear
+from game.sim.level import Level
+from game.sim.player import PlayerIntent
+from game.sim.world import World
+
+STILL = PlayerIntent()
+
+
+def villager_id(world: World, role: str) -> int:
+    for npc_id in world.npc_ids():
+        status = world.npc(npc_id)
+        if status is not None and status.role == role:
+            return npc_id
+    raise AssertionError(role)
+
+
+def test_crate_dropped_on_a_villager_reports_a_hit(level: Level, cast: Cast) -> None:
+    world = World(level, cast, seed=1)
+    npc_id = villager_id(world, "blacksmith")
+    npc = world.npc(npc_id)
+    assert npc is not None
+    crate = next(p for p in world.props if p.kind.name == "crate")
+    crate.body.position = (npc.x, npc.y + 260.0)
+    crate.body.velocity = (0.0, 0.0)
+    hits: list[PropHitNpc] = []
+    for _ in range(60):
+        hits += [e for e in world.step(STILL) if isinstance(e, PropHitNpc)]
+    assert hits, "no PropHitNpc from a crate dropped on the blacksmith"
+    assert hits[0].npc_id == npc_id
+    assert hits[0].prop_id == crate.id
+    assert hits[0].impulse > 0.0
+    assert hits[0].thrown_by_player is False
+
+
+def test_resting_contact_is_not_a_hit(level: Level, cast: Cast) -> None:
+    world = World(level, cast, seed=1)
+    npc = world.npc(villager_id(world, "guard"))
+    assert npc is not None
+    apple = next(p for p in world.props if p.kind.name == "apple")
+    apple.body.position = (npc.x + 14.0 + 8.0, npc.y - 22.0)
+    events = [e for _ in range(60) for e in world.step(STILL)]
+    assert not any(isinstance(e, PropHitNpc) for e in events)
+
+
+def test_player_walking_into_a_villager_bumps_them(level: Level, cast: Cast) -> None:
+    world = World(level, cast, seed=2)
+    npc_id = villager_id(world, "blacksmith")
+    npc = world.npc(npc_id)
+    assert npc is not None
+    world.player.body.position = (npc.x - 120.0, npc.y + 2.0)
+    bumps: list[PlayerBumpedNpc] = []
+    for _ in range(90):
+        bumps += [e for e in world.step(PlayerIntent(move=1)) if isinstance(e, PlayerBumpedNpc)]
+    assert bumps
+    assert bumps[0].npc_id == npc_id
+    assert bumps[0].impulse > 0.0
+    # Rate-limited: one sustained push is not a burst of bumps.
+    assert len(bumps) <= 2
+
+
+def test_hard_spin_knocks_a_villager_down_and_they_get_up(level: Level, cast: Cast) -> None:
+    world = World(level, cast, seed=3)
+    npc_id = villager_id(world, "elder")
+    villager = next(v for v in world.villagers if v.id == npc_id)
+    villager.body.angular_velocity = 20.0
+    events = [e for _ in range(600) for e in world.step(STILL)]
+    down = [e for e in events if isinstance(e, NpcKnockedDown) and e.npc_id == npc_id]
+    up = [e for e in events if isinstance(e, NpcGotUp) and e.npc_id == npc_id]
+    assert down, "spinning villager was not knocked down"
+    assert up
+    assert up[0].tick > down[0].tick
+    status = world.npc(npc_id)
+    assert status is not None
+    assert status.conscious
+
+
+def test_thrown_prop_near_a_villager_hits_or_lands_near(level: Level, cast: Cast) -> None:
+    world = World(level, cast, seed=4)
+    npc = world.npc(villager_id(world, "guard"))
+    assert npc is not None
+    apple = next(p for p in world.props if p.kind.name == "apple")
+    world.player.body.position = (npc.x - 420.0, npc.y + 2.0)
+    apple.body.position = (npc.x - 420.0, npc.y + 40.0)
+    world.step(PlayerIntent(move=1))
+    world.step(PlayerIntent(grab=True))
+    assert world.player_status().carrying is not None
+    world.step(STILL)
+    world.step(PlayerIntent(throw=True))
+    seen = [
+        e
+        for _ in range(240)
+        for e in world.step(STILL)
+        if isinstance(e, PropHitNpc | PropLandedNear)
+    ]
+    assert seen, "a prop thrown at the guard neither hit nor landed near anyone"
+    first = seen[0]
+    if isinstance(first, PropHitNpc):
+        assert first.thrown_by_player
