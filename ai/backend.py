@@ -1,0 +1,78 @@
+"""The boundary between the runtime and whatever produces text.
+
+A backend is owned by exactly one thread, the runtime's worker: ``load`` and
+``generate`` are only ever called there. That rule is what keeps llama.cpp
+safe, since two threads inside one model abort the whole process.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from ai.config import GenerationConfig
+from ai.requests import PromptSpec
+
+logger = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[float, str], None]
+StopCheck = Callable[[], bool]
+
+
+class ModelLoadError(RuntimeError):
+    """The model could not be loaded; the message is meant for a human."""
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationParams:
+    """Sampling parameters for one generation; ``seed`` None means random."""
+
+    max_tokens: int
+    temperature: float
+    top_p: float
+    top_k: int
+    min_p: float
+    repeat_penalty: float
+    seed: int | None
+    stop: tuple[str, ...]
+    chat_stop: tuple[str, ...]
+
+    @classmethod
+    def from_config(
+        cls, config: GenerationConfig, max_tokens: int | None = None
+    ) -> GenerationParams:
+        """Build params from config, with an optional per-request token cap."""
+        return cls(
+            max_tokens=config.max_tokens if max_tokens is None else max(1, max_tokens),
+            temperature=config.temperature,
+            top_p=config.top_p,
+            top_k=config.top_k,
+            min_p=config.min_p,
+            repeat_penalty=config.repeat_penalty,
+            seed=None if config.seed < 0 else config.seed,
+            stop=config.stop,
+            chat_stop=config.chat_stop,
+        )
+
+
+class Backend(Protocol):
+    """Produces text for prompts. Every method runs on the worker thread only."""
+
+    def load(self, progress: ProgressCallback) -> None:
+        """Load the model, reporting ``progress(fraction, stage)``.
+
+        Raises :class:`ModelLoadError` with a clear message on failure.
+        """
+        ...
+
+    def generate(
+        self, prompt: PromptSpec, params: GenerationParams, should_stop: StopCheck
+    ) -> Iterator[str]:
+        """Yield text pieces; stop soon after ``should_stop()`` turns true."""
+        ...
+
+    def close(self) -> None:
+        """Release native resources; called once when the worker exits."""
+        ...

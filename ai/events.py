@@ -1,0 +1,130 @@
+"""Events the AI runtime hands back to the game, plus small status records.
+
+Every event is a frozen dataclass named in the past tense and carries the
+``handle`` and the original ``request`` (with its snapshot), so the game can
+validate a line against the live world without keeping its own bookkeeping.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from ai.requests import Handle, LineRequest
+
+logger = logging.getLogger(__name__)
+
+LoadState = Literal["loading", "ready", "degraded"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestStats:
+    """Timings of one finished request, in seconds (``ttft_s`` from start)."""
+
+    queue_wait_s: float
+    ttft_s: float
+    tokens: int
+    tokens_per_s: float
+    total_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class LoadProgress:
+    """How far model loading has got; ``error`` is set when degraded."""
+
+    fraction: float
+    stage: str
+    state: LoadState
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RequestStarted:
+    """The worker began generating for this request."""
+
+    handle: Handle
+    request: LineRequest
+
+
+@dataclass(frozen=True, slots=True)
+class TokenStreamed:
+    """A piece of text arrived; ``text_so_far`` is lightly cleaned, UI only."""
+
+    handle: Handle
+    request: LineRequest
+    text_so_far: str
+    piece: str
+
+
+@dataclass(frozen=True, slots=True)
+class LineCompleted:
+    """The finished, cleaned line; the only event game logic should act on."""
+
+    handle: Handle
+    request: LineRequest
+    text: str
+    stats: RequestStats
+
+
+@dataclass(frozen=True, slots=True)
+class LineFailed:
+    """Generation failed or its output was rejected; a fallback follows."""
+
+    handle: Handle
+    request: LineRequest
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestCancelled:
+    """The request stopped early: by the caller, preemption, or shutdown."""
+
+    handle: Handle
+    request: LineRequest
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTimedOut:
+    """The request exceeded its ``timeout_s``; a fallback follows."""
+
+    handle: Handle
+    request: LineRequest
+
+
+@dataclass(frozen=True, slots=True)
+class RequestDropped:
+    """The request never ran: "evicted", "deadline", "rate_limited", "shutdown"."""
+
+    handle: Handle
+    request: LineRequest
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackUsed:
+    """A template line from the game's fallback source stands in for the model."""
+
+    handle: Handle
+    request: LineRequest
+    text: str
+    reason: str
+
+
+AiEvent: TypeAlias = (
+    RequestStarted
+    | TokenStreamed
+    | LineCompleted
+    | LineFailed
+    | RequestCancelled
+    | RequestTimedOut
+    | RequestDropped
+    | FallbackUsed
+)
+
+# The events that end a request; exactly one reaches the caller per request.
+TerminalEvent: TypeAlias = (
+    LineCompleted | LineFailed | RequestCancelled | RequestTimedOut | RequestDropped
+)
+TERMINAL_EVENTS = (LineCompleted, LineFailed, RequestCancelled, RequestTimedOut, RequestDropped)

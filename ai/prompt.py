@@ -1,0 +1,100 @@
+"""Turn a :class:`PromptSpec` into model input.
+
+Two shapes: a few-shot completion prompt for base models, and chat messages
+for instruction-tuned models with a chat template. In both, the long shared
+``context`` comes first and byte-identical across requests, so llama.cpp's
+automatic prefix reuse skips re-evaluating it; only the short per-request tail
+costs prompt-evaluation time.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ai.requests import PromptSpec
+
+logger = logging.getLogger(__name__)
+
+PLAYER_NAME = "Player"
+
+
+def _single_line(text: str) -> str:
+    # Per-request parts must not break the one-line-per-speaker format.
+    return " ".join(text.replace('"', "'").split())
+
+
+def _context_block(context: str) -> str:
+    """The shared prefix, normalised to end with exactly one newline."""
+    return context.rstrip() + "\n" if context.strip() else ""
+
+
+def build_completion_prompt(spec: PromptSpec, player_text: str) -> str:
+    """Few-shot completion prompt ending in an open quote for the speaker.
+
+    Layout (context first, then the short per-request tail)::
+
+        <context>
+        Note: <note>
+        <speaker>: "<history line>"
+        Player: "<player text>"
+        <speaker> (<situation>): "
+
+    Generation should stop at ``"`` or a newline.
+    """
+    parts = [_context_block(spec.context)]
+    parts.extend(f"Note: {_single_line(note)}\n" for note in spec.notes if note.strip())
+    parts.extend(
+        f'{_single_line(turn.speaker)}: "{_single_line(turn.text)}"\n'
+        for turn in spec.history
+        if turn.text.strip()
+    )
+    if player_text:
+        parts.append(f'{PLAYER_NAME}: "{_single_line(player_text)}"\n')
+    speaker = _single_line(spec.speaker)
+    situation = _single_line(spec.situation)
+    parts.append(f'{speaker} ({situation}): "' if situation else f'{speaker}: "')
+    return "".join(parts)
+
+
+def build_chat_messages(spec: PromptSpec, player_text: str) -> list[dict[str, str]]:
+    """Chat messages: system = context + notes, history as turns, then the ask.
+
+    Lines by ``spec.speaker`` become assistant turns; everyone else's become
+    user turns prefixed with their name, so the model keeps track of who spoke.
+    """
+    system = spec.context.strip()
+    notes = "\n".join(f"- {_single_line(note)}" for note in spec.notes if note.strip())
+    if notes:
+        system = f"{system}\n\nFacts right now:\n{notes}"
+    messages: list[dict[str, str]] = [{"role": "system", "content": system}]
+    for turn in spec.history:
+        if not turn.text.strip():
+            continue
+        if turn.speaker == spec.speaker:
+            messages.append({"role": "assistant", "content": _single_line(turn.text)})
+        else:
+            messages.append(
+                {"role": "user", "content": f"{_single_line(turn.speaker)}: {turn.text.strip()}"}
+            )
+    ask = f"You are {_single_line(spec.speaker)}"
+    if spec.situation.strip():
+        ask += f" and {_single_line(spec.situation)}"
+    ask += ". Reply with one short spoken line, no narration."
+    if player_text:
+        ask = f"{PLAYER_NAME}: {_single_line(player_text)}\n({ask})"
+    messages.append({"role": "user", "content": ask})
+    return _merge_consecutive(messages)
+
+
+def _merge_consecutive(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    # Many chat templates reject two turns in a row from the same role.
+    merged: list[dict[str, str]] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message["role"]:
+            merged[-1] = {
+                "role": message["role"],
+                "content": merged[-1]["content"] + "\n" + message["content"],
+            }
+        else:
+            merged.append(message)
+    return merged

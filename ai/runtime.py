@@ -1,0 +1,381 @@
+"""The game-facing API: submit requests, poll events, never block.
+
+Threading model: the main thread calls every public method here. One worker
+thread (:mod:`ai.worker`) owns the backend. They share a scheduler guarded by
+one lock held for microseconds, and an outbox ``deque`` of immutable events.
+Fallback lines are fetched here, on the main thread, never by the worker.
+
+Outcome rules, so the caller always gets an answer:
+
+- ``LineCompleted``: a clean line, no fallback.
+- ``LineFailed`` (error, garbage, blocked, degraded), ``RequestTimedOut``,
+  ``RequestDropped`` (evicted, deadline, rate_limited, shutdown) and
+  ``RequestCancelled`` for any reason other than ``"cancelled"`` are each
+  followed by exactly one ``FallbackUsed``.
+- ``cancel(handle)`` by the caller yields ``RequestCancelled("cancelled")``
+  and no fallback: the caller no longer wants the line.
+- Preemption: a running PREDICTIVE or AMBIENT request is stopped at the next
+  token when PLAYER_CHAT work is submitted. If its deadline has not passed it
+  is silently re-queued at the head of its class and later starts again from
+  scratch, so a second ``RequestStarted`` arrives (reset partial text on it);
+  otherwise it ends in ``RequestCancelled("preempted")`` plus a fallback.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+
+from ai.backend import Backend
+from ai.config import AiConfig
+from ai.events import (
+    TERMINAL_EVENTS,
+    AiEvent,
+    FallbackUsed,
+    LineCompleted,
+    LineFailed,
+    LoadProgress,
+    RequestCancelled,
+    RequestDropped,
+    RequestStarted,
+    RequestTimedOut,
+    TerminalEvent,
+)
+from ai.fallback import FallbackSource, safe_fallback_line
+from ai.metrics import AiMetrics, MetricsRecorder
+from ai.requests import Handle, LineRequest, Priority
+from ai.scheduler import Scheduler, Ticket, TicketState
+from ai.worker import Outbox, Worker
+
+logger = logging.getLogger(__name__)
+
+_PREEMPTIBLE = (Priority.PREDICTIVE, Priority.AMBIENT)
+_JOIN_TIMEOUT_S = 1.0
+
+
+class AiRuntime:
+    """Schedules line requests onto one worker thread and reports events.
+
+    Not thread-safe: call it from the game's main thread only. ``clock`` must
+    be monotonic seconds; tests inject a fake one.
+    """
+
+    def __init__(
+        self,
+        config: AiConfig,
+        backend: Backend,
+        fallback: FallbackSource,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self._config = config
+        self._fallback = fallback
+        self._clock = clock
+        self._cond = threading.Condition(threading.Lock())
+        self._scheduler = Scheduler(config.scheduler.queue_capacity)
+        self._outbox: Outbox = deque()
+        self._worker = Worker(config, backend, self._scheduler, self._cond, self._outbox, clock)
+        self._metrics = MetricsRecorder()
+        self._tickets: dict[int, Ticket] = {}
+        self._pending: list[AiEvent] = []
+        self._deadlines: list[tuple[float, int, Ticket]] = []
+        self._timeouts: list[tuple[float, int, Ticket]] = []
+        self._last_submit: dict[tuple[int, Priority], float] = {}
+        self._next_id = 1
+        self._started = False
+        self._shut_down = False
+        self._saved_switch_interval: float | None = None
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def start(self) -> None:
+        """Spawn the worker thread, which loads the model in the background."""
+        if self._started:
+            return
+        self._started = True
+        interval = self._config.runtime.switch_interval_s
+        if interval > 0.0:
+            # Shorter GIL slices let the main thread back in sooner when the
+            # worker is between native calls; see RuntimeConfig.
+            self._saved_switch_interval = sys.getswitchinterval()
+            sys.setswitchinterval(interval)
+        self._worker.start()
+
+    def shutdown(self) -> None:
+        """Stop the worker within about one second, even mid-generation.
+
+        Queued requests are dropped with reason "shutdown" and the running one
+        is cancelled at its next token; their events (with fallbacks) are
+        returned by the next ``poll``. The worker is a daemon thread, so a
+        native call that never returns cannot keep the process alive.
+        """
+        if self._shut_down:
+            return
+        self._shut_down = True
+        with self._cond:
+            self._worker.stopping = True
+            running = self._worker.running
+            if running is not None and running.cancel_reason is None:
+                running.cancel_reason = "shutdown"
+            queued = self._scheduler.drain()
+            for ticket in queued:
+                ticket.state = TicketState.DONE
+            self._cond.notify_all()
+        for ticket in queued:
+            self._emit_terminal(ticket, RequestDropped(ticket.handle, ticket.request, "shutdown"))
+        if running is not None and not running.closed:
+            self._emit_terminal(
+                running, RequestCancelled(running.handle, running.request, "shutdown")
+            )
+        if self._started:
+            self._worker.thread.join(_JOIN_TIMEOUT_S)
+            if self._worker.thread.is_alive():
+                logger.warning("AI worker did not stop within %.1f s", _JOIN_TIMEOUT_S)
+        if self._saved_switch_interval is not None:
+            sys.setswitchinterval(self._saved_switch_interval)
+            self._saved_switch_interval = None
+
+    # -- requests ------------------------------------------------------------
+
+    def submit(self, request: LineRequest) -> Handle:
+        """Queue a request and return its handle; never blocks, never raises when full.
+
+        A duplicate ``signature`` of a queued or running request returns the
+        existing handle (raising its priority if this one is higher). A request
+        below PLAYER_CHAT arriving sooner than ``scheduler.rate_limit_s`` after
+        the previous one from the same NPC at the same priority is dropped as
+        "rate_limited". In degraded mode every request is answered at once by
+        a fallback.
+        """
+        begin = time.perf_counter()
+        try:
+            return self._submit(request)
+        finally:
+            self._metrics.submit_calls.append(time.perf_counter() - begin)
+
+    def _submit(self, request: LineRequest) -> Handle:
+        now = self._clock()
+        existing = self._scheduler.find(request.signature)
+        if existing is not None and not existing.closed:
+            self._metrics.merged_duplicates += 1
+            if existing.state is TicketState.QUEUED and request.priority > existing.priority:
+                with self._cond:
+                    self._scheduler.promote(existing, request.priority)
+            return existing.handle
+        handle = Handle(self._next_id)
+        self._next_id += 1
+        ticket = Ticket(handle, request, handle.id, now)
+        self._metrics.record_submit(request.priority)
+        if self._shut_down:
+            return self._reject(ticket, RequestDropped(handle, request, "shutdown"))
+        if request.priority < Priority.PLAYER_CHAT:
+            key = (request.npc_id, request.priority)
+            last = self._last_submit.get(key)
+            if last is not None and now - last < self._config.scheduler.rate_limit_s:
+                return self._reject(ticket, RequestDropped(handle, request, "rate_limited"))
+            self._last_submit[key] = now
+        evicted: Ticket | None = None
+        with self._cond:
+            # Checked under the lock: the worker drains the queue when it degrades.
+            degraded = self._worker.degraded
+            if not degraded:
+                evicted = self._scheduler.push(ticket)
+                if evicted is not None:
+                    evicted.state = TicketState.DONE
+                running = self._worker.running
+                if (
+                    request.priority is Priority.PLAYER_CHAT
+                    and running is not None
+                    and running.priority in _PREEMPTIBLE
+                    and running.cancel_reason is None
+                ):
+                    running.cancel_reason = "preempted"
+                    self._metrics.preempted += 1
+                self._cond.notify()
+        if degraded:
+            return self._reject(ticket, LineFailed(handle, request, "degraded"))
+        depth = self._scheduler.depth
+        if depth > self._metrics.max_queue_depth:
+            self._metrics.max_queue_depth = depth
+        if evicted is not ticket:
+            self._tickets[handle.id] = ticket
+            heapq.heappush(self._deadlines, (ticket.deadline_at, ticket.seq, ticket))
+            heapq.heappush(self._timeouts, (ticket.timeout_at, ticket.seq, ticket))
+        if evicted is not None:
+            self._emit_terminal(evicted, RequestDropped(evicted.handle, evicted.request, "evicted"))
+        return handle
+
+    def _reject(self, ticket: Ticket, event: AiEvent) -> Handle:
+        ticket.state = TicketState.DONE
+        self._emit_terminal(ticket, event)
+        return ticket.handle
+
+    def _emit_terminal(self, ticket: Ticket, event: AiEvent) -> None:
+        """Close ``ticket`` now and queue its final event for the next poll."""
+        ticket.closed = True
+        self._tickets.pop(ticket.handle.id, None)
+        self._pending.append(event)
+
+    def cancel(self, handle: Handle) -> bool:
+        """Cancel a queued or running request; True if it was still live.
+
+        The caller gets ``RequestCancelled("cancelled")`` from the next poll and
+        no fallback. A running generation stops at its next token.
+        """
+        begin = time.perf_counter()
+        try:
+            ticket = self._tickets.get(handle.id)
+            if ticket is None or ticket.closed:
+                return False
+            with self._cond:
+                if ticket.state is TicketState.QUEUED:
+                    self._scheduler.remove(ticket)
+                    ticket.state = TicketState.DONE
+                elif ticket.state is TicketState.RUNNING:
+                    ticket.cancel_reason = "cancelled"
+                    self._scheduler.release(ticket)
+            self._emit_terminal(ticket, RequestCancelled(handle, ticket.request, "cancelled"))
+            return True
+        finally:
+            self._metrics.cancel_calls.append(time.perf_counter() - begin)
+
+    # -- events --------------------------------------------------------------
+
+    def poll(self) -> list[AiEvent]:
+        """Drain ready events without blocking; also enforces deadlines and timeouts.
+
+        Events of a request the caller has already seen end (cancelled,
+        timed out) are swallowed. Every failure-type terminal event is
+        followed by its ``FallbackUsed``.
+        """
+        begin = time.perf_counter()
+        try:
+            return self._poll()
+        finally:
+            self._metrics.poll_calls.append(time.perf_counter() - begin)
+
+    def _poll(self) -> list[AiEvent]:
+        outbox = self._outbox
+        if outbox:
+            tickets = self._tickets
+            while outbox:
+                ticket, event = outbox.popleft()
+                if ticket.closed:
+                    continue
+                if isinstance(event, RequestStarted):
+                    self._metrics.started += 1
+                    self._pending.append(event)
+                elif isinstance(event, TERMINAL_EVENTS):
+                    ticket.closed = True
+                    tickets.pop(ticket.handle.id, None)
+                    self._pending.append(event)
+                else:
+                    self._pending.append(event)
+        now = self._clock()
+        if self._deadlines and self._deadlines[0][0] <= now:
+            self._expire_deadlines(now)
+        if self._timeouts and self._timeouts[0][0] <= now:
+            self._expire_timeouts(now)
+        if not self._pending:
+            return []
+        pending, self._pending = self._pending, []
+        out: list[AiEvent] = []
+        for event in pending:
+            out.append(event)
+            if isinstance(event, TERMINAL_EVENTS):
+                self._count_outcome(event, out)
+        return out
+
+    def _count_outcome(self, event: TerminalEvent, out: list[AiEvent]) -> None:
+        """Record a terminal event in metrics and add its fallback, if it needs one."""
+        metrics = self._metrics
+        reason: str | None
+        if isinstance(event, LineCompleted):
+            metrics.record_completed(event.stats)
+            return
+        if isinstance(event, RequestCancelled):
+            metrics.cancelled += 1
+            if event.reason == "cancelled":
+                return
+            reason = event.reason
+        elif isinstance(event, RequestTimedOut):
+            metrics.timed_out += 1
+            reason = "timeout"
+        elif isinstance(event, RequestDropped):
+            metrics.dropped[event.reason] += 1
+            reason = event.reason
+        else:
+            metrics.failed[event.reason] += 1
+            reason = event.reason
+        metrics.fallbacks[reason] += 1
+        text = safe_fallback_line(self._fallback, event.request)
+        out.append(FallbackUsed(event.handle, event.request, text, reason))
+
+    def _expire_deadlines(self, now: float) -> None:
+        deadlines = self._deadlines
+        while deadlines and deadlines[0][0] <= now:
+            ticket = heapq.heappop(deadlines)[2]
+            if ticket.closed:
+                continue
+            with self._cond:
+                if ticket.state is not TicketState.QUEUED:
+                    continue
+                self._scheduler.remove(ticket)
+                ticket.state = TicketState.DONE
+            self._emit_terminal(ticket, RequestDropped(ticket.handle, ticket.request, "deadline"))
+
+    def _expire_timeouts(self, now: float) -> None:
+        timeouts = self._timeouts
+        while timeouts and timeouts[0][0] <= now:
+            ticket = heapq.heappop(timeouts)[2]
+            if ticket.closed:
+                continue
+            with self._cond:
+                if ticket.state is TicketState.QUEUED:
+                    self._scheduler.remove(ticket)
+                    ticket.state = TicketState.DONE
+                elif ticket.state is TicketState.RUNNING:
+                    ticket.cancel_reason = "timeout"
+                    self._scheduler.release(ticket)
+            self._emit_terminal(ticket, RequestTimedOut(ticket.handle, ticket.request))
+
+    def wait(self, handle: Handle, timeout_s: float) -> list[AiEvent]:
+        """Block until ``handle`` finishes or ``timeout_s`` passes; return all events seen.
+
+        For the deliberately naive synchronous demo mode. The model is still
+        only touched by the worker thread; this merely polls in a loop. Events
+        of other requests that arrive meanwhile are returned too, in order.
+        """
+        end = time.monotonic() + max(0.0, timeout_s)
+        events: list[AiEvent] = []
+        while True:
+            events.extend(self.poll())
+            ticket = self._tickets.get(handle.id)
+            if ticket is None or ticket.closed or time.monotonic() >= end:
+                return events
+            time.sleep(0.001)
+
+    # -- status --------------------------------------------------------------
+
+    def load_progress(self) -> LoadProgress:
+        """How far model loading has got, and whether the runtime is degraded."""
+        return self._worker.progress
+
+    @property
+    def queue_depth(self) -> int:
+        """Requests waiting to start."""
+        return self._scheduler.depth
+
+    @property
+    def in_flight(self) -> int:
+        """Requests generating right now (0 or 1: there is one worker)."""
+        return 0 if self._worker.running is None else 1
+
+    def metrics(self) -> AiMetrics:
+        """An immutable snapshot of counters and latency percentiles."""
+        self._metrics.requeued = self._worker.requeued
+        return self._metrics.snapshot(self.queue_depth, self.in_flight)

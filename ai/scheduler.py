@@ -1,0 +1,159 @@
+"""The bounded priority queue between ``submit`` and the worker.
+
+Not thread-safe by itself: the runtime guards every call with one lock, held
+only for these few dictionary and deque operations. One FIFO per priority
+keeps ordering, eviction and removal O(1) or O(capacity) with tiny constants.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from enum import Enum
+
+from ai.requests import Handle, LineRequest, Priority
+
+logger = logging.getLogger(__name__)
+
+
+class TicketState(Enum):
+    """Where a request is in its life, as the worker sees it."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+
+
+class Ticket:
+    """Mutable bookkeeping for one request, shared by the main and worker threads.
+
+    ``state`` and ``cancel_reason`` change only under the runtime's lock; the
+    worker reads ``cancel_reason`` without it, once per token, which is safe
+    because rebinding an attribute is atomic. ``closed`` belongs to the main
+    thread: once the caller has seen a terminal event, later events are dropped.
+    """
+
+    __slots__ = (
+        "cancel_reason",
+        "closed",
+        "deadline_at",
+        "handle",
+        "priority",
+        "request",
+        "seq",
+        "state",
+        "submitted_at",
+        "timeout_at",
+    )
+
+    def __init__(self, handle: Handle, request: LineRequest, seq: int, now: float) -> None:
+        self.handle = handle
+        self.request = request
+        self.priority = request.priority
+        self.seq = seq
+        self.submitted_at = now
+        self.deadline_at = now + request.deadline_s
+        self.timeout_at = now + request.timeout_s
+        self.state = TicketState.QUEUED
+        self.cancel_reason: str | None = None
+        self.closed = False
+
+    def should_stop(self) -> bool:
+        """Polled by the backend once per token."""
+        return self.cancel_reason is not None
+
+
+class Scheduler:
+    """Priority queue with duplicate lookup and lowest-priority eviction.
+
+    Within one priority, requests run oldest first. When the queue is full,
+    the oldest request of the lowest queued priority is evicted to make room;
+    an incoming request of strictly lower priority than everything queued is
+    the one turned away. So a submit at the highest queued priority or above
+    always gets in.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._queues: tuple[deque[Ticket], ...] = tuple(deque() for _ in Priority)
+        self._by_signature: dict[str, Ticket] = {}
+        self._depth = 0
+
+    @property
+    def depth(self) -> int:
+        """Number of queued (not running) requests."""
+        return self._depth
+
+    def find(self, signature: str) -> Ticket | None:
+        """The queued or running request with this signature, if any."""
+        return self._by_signature.get(signature)
+
+    def push(self, ticket: Ticket) -> Ticket | None:
+        """Queue ``ticket``; return the evicted ticket (possibly ``ticket``) if full."""
+        evicted: Ticket | None = None
+        if self._depth >= self._capacity:
+            lowest = self._lowest_priority()
+            if lowest is None or ticket.priority < lowest:
+                return ticket
+            evicted = self._queues[lowest].popleft()
+            self._depth -= 1
+            self.release(evicted)
+        self._queues[ticket.priority].append(ticket)
+        self._depth += 1
+        self._by_signature[ticket.request.signature] = ticket
+        return evicted
+
+    def requeue_front(self, ticket: Ticket) -> None:
+        """Put a preempted ticket back at the head of its priority class."""
+        self._queues[ticket.priority].appendleft(ticket)
+        self._depth += 1
+        self._by_signature[ticket.request.signature] = ticket
+
+    def pop(self) -> Ticket | None:
+        """Take the oldest request of the highest non-empty priority."""
+        for queue in reversed(self._queues):
+            if queue:
+                self._depth -= 1
+                return queue.popleft()
+        return None
+
+    def remove(self, ticket: Ticket) -> bool:
+        """Take ``ticket`` out of the queue; False if it was not queued."""
+        try:
+            self._queues[ticket.priority].remove(ticket)
+        except ValueError:
+            return False
+        self._depth -= 1
+        self.release(ticket)
+        return True
+
+    def promote(self, ticket: Ticket, priority: Priority) -> None:
+        """Move a queued ticket up to ``priority`` (a merged duplicate asked for more)."""
+        if priority <= ticket.priority:
+            return
+        try:
+            self._queues[ticket.priority].remove(ticket)
+        except ValueError:
+            return
+        ticket.priority = priority
+        self._queues[priority].append(ticket)
+
+    def release(self, ticket: Ticket) -> None:
+        """Forget the signature of a finished ticket, so it can be requested again."""
+        signature = ticket.request.signature
+        if self._by_signature.get(signature) is ticket:
+            del self._by_signature[signature]
+
+    def drain(self) -> list[Ticket]:
+        """Remove and return every queued ticket, highest priority first."""
+        drained: list[Ticket] = []
+        while (ticket := self.pop()) is not None:
+            self.release(ticket)
+            drained.append(ticket)
+        return drained
+
+    def _lowest_priority(self) -> Priority | None:
+        for priority in Priority:
+            if self._queues[priority]:
+                return priority
+        return None

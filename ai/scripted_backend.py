@@ -1,0 +1,161 @@
+"""A deterministic stand-in for the model, for tests and headless runs.
+
+It streams scripted text word by word with configurable load time, time to
+first token and time per token, and can be told to fail in the ways a real
+model fails: raise, hang, emit garbage, or refuse to load.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
+from ai.config import ScriptedConfig
+from ai.requests import PromptSpec
+
+logger = logging.getLogger(__name__)
+
+# Sleeps are cut into slices so a cancel is noticed within one slice.
+_SLICE_S = 0.005
+_WORD = re.compile(r"\S+\s*")
+_TEMPLATES = (
+    "Well, {situation}? That is not something you see every day.",
+    "{name} here. I saw it: {situation}.",
+    "Hm. {situation}, you say? Best keep moving.",
+    "By the old mill! {situation}!",
+    "Not now, friend. {situation} is trouble enough.",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedError:
+    """Makes ``generate`` raise ``RuntimeError(message)`` after ``after_words`` words."""
+
+    message: str = "scripted failure"
+    after_words: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedHang:
+    """Makes ``generate`` stall for ``seconds`` (watching ``should_stop``) before any text."""
+
+    seconds: float = 3600.0
+
+
+ScriptedReply = str | ScriptedError | ScriptedHang
+Script = Mapping[str, ScriptedReply] | Callable[[PromptSpec], ScriptedReply]
+
+
+def default_line(prompt: PromptSpec) -> str:
+    """A deterministic line derived from the speaker and the situation."""
+    name = prompt.speaker.split(" ")[0] if prompt.speaker else "Someone"
+    situation = prompt.situation.strip().rstrip(".!?") or "all quiet"
+    key = f"{prompt.speaker}|{prompt.situation}|{prompt.player_text}".encode()
+    template = _TEMPLATES[zlib.crc32(key) % len(_TEMPLATES)]
+    line = template.format(name=name, situation=situation)
+    return line[0].upper() + line[1:]
+
+
+class ScriptedBackend:
+    """Backend that plays back scripted replies with realistic timing.
+
+    ``script`` is a mapping looked up by situation, then by speaker, or a
+    callable from :class:`PromptSpec` to a reply; anything unmatched gets
+    :func:`default_line`. ``load_error`` makes :meth:`load` raise.
+    """
+
+    def __init__(
+        self,
+        timings: ScriptedConfig | None = None,
+        script: Script | None = None,
+        *,
+        load_error: str | None = None,
+    ) -> None:
+        self._timings = timings if timings is not None else ScriptedConfig()
+        self._script = script
+        self._load_error = load_error
+        self._calls_lock = threading.Lock()
+        self._thread_ids: list[int] = []
+        self.generate_calls = 0
+        self.closed = False
+
+    @property
+    def thread_ids(self) -> tuple[int, ...]:
+        """Idents of the threads that called into this backend (for tests)."""
+        with self._calls_lock:
+            return tuple(dict.fromkeys(self._thread_ids))
+
+    def _record_thread(self) -> None:
+        with self._calls_lock:
+            self._thread_ids.append(threading.get_ident())
+
+    def load(self, progress: ProgressCallback) -> None:
+        """Pretend to load for ``load_s``, reporting progress; fail if scripted to."""
+        self._record_thread()
+        steps = 4
+        for step in range(steps):
+            progress(step / steps, "loading scripted model")
+            time.sleep(self._timings.load_s / steps)
+        if self._load_error is not None:
+            raise ModelLoadError(self._load_error)
+        progress(1.0, "ready")
+
+    def reply_for(self, prompt: PromptSpec) -> ScriptedReply:
+        """The reply the script gives for ``prompt``."""
+        script = self._script
+        if script is None:
+            return default_line(prompt)
+        if callable(script):
+            return script(prompt)
+        for key in (prompt.situation, prompt.speaker):
+            if key in script:
+                return script[key]
+        return default_line(prompt)
+
+    def generate(
+        self, prompt: PromptSpec, params: GenerationParams, should_stop: StopCheck
+    ) -> Iterator[str]:
+        """Yield the scripted reply word by word, honouring ``should_stop`` per word."""
+        self._record_thread()
+        self.generate_calls += 1
+        reply = self.reply_for(prompt)
+        if isinstance(reply, ScriptedHang):
+            if not _sleep(reply.seconds, should_stop):
+                return
+            reply = default_line(prompt)
+        failure: ScriptedError | None = None
+        if isinstance(reply, ScriptedError):
+            failure = reply
+            if failure.after_words <= 0:
+                raise RuntimeError(failure.message)
+            reply = default_line(prompt)
+        delay = self._timings.ttft_s
+        for count, word in enumerate(_WORD.findall(reply)[: params.max_tokens]):
+            if failure is not None and count == failure.after_words:
+                raise RuntimeError(failure.message)
+            if not _sleep(delay, should_stop):
+                return
+            delay = self._timings.token_s
+            yield word
+
+    def close(self) -> None:
+        """Nothing native to free; remembered so tests can check it was called."""
+        self.closed = True
+
+
+def _sleep(seconds: float, should_stop: StopCheck) -> bool:
+    """Sleep in slices; return False as soon as ``should_stop()`` is true."""
+    end = time.perf_counter() + seconds
+    while True:
+        if should_stop():
+            return False
+        left = end - time.perf_counter()
+        if left <= 0:
+            return True
+        time.sleep(min(_SLICE_S, left))

@@ -1,0 +1,223 @@
+"""The one thread that owns the backend.
+
+It loads the model, then takes requests from the scheduler and streams their
+events into an outbox ``deque`` that the main thread drains in ``poll``.
+It never calls game code and never calls the fallback source: everything it
+produces is an immutable event. Per-token work is kept small because every
+Python bytecode it runs competes with the game loop for the GIL.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+
+from ai.backend import Backend, GenerationParams, ModelLoadError
+from ai.config import AiConfig
+from ai.events import (
+    AiEvent,
+    LineCompleted,
+    LineFailed,
+    LoadProgress,
+    RequestCancelled,
+    RequestDropped,
+    RequestStarted,
+    RequestStats,
+    TokenStreamed,
+)
+from ai.hygiene import clean_line, clean_partial, find_blocked, is_garbage
+from ai.scheduler import Scheduler, Ticket, TicketState
+
+logger = logging.getLogger(__name__)
+
+Outbox = deque[tuple[Ticket, AiEvent]]
+
+# Raw output longer than this many times max_chars is runaway text: stop early.
+_RUNAWAY_FACTOR = 4
+
+
+class Worker:
+    """Runs the backend on a daemon thread; shares state with the runtime.
+
+    ``cond`` guards the scheduler, ticket states, ``running`` and the
+    ``stopping``/``degraded`` flags. The outbox is a ``deque``, whose append
+    and popleft are atomic, so tokens flow out without taking the lock.
+    """
+
+    def __init__(
+        self,
+        config: AiConfig,
+        backend: Backend,
+        scheduler: Scheduler,
+        cond: threading.Condition,
+        outbox: Outbox,
+        clock: Callable[[], float],
+    ) -> None:
+        self._config = config
+        self._backend = backend
+        self._scheduler = scheduler
+        self._cond = cond
+        self._outbox = outbox
+        self._clock = clock
+        self._default_params = GenerationParams.from_config(config.generation)
+        self.running: Ticket | None = None
+        self.stopping = False
+        self.degraded = False
+        self.requeued = 0
+        self.progress = LoadProgress(0.0, "waiting to start", "loading")
+        self._thread = threading.Thread(target=self._run, name="ai-worker", daemon=True)
+
+    @property
+    def thread(self) -> threading.Thread:
+        """The worker's thread object."""
+        return self._thread
+
+    def start(self) -> None:
+        """Spawn the thread; the model loads in the background."""
+        self._thread.start()
+
+    def _on_progress(self, fraction: float, stage: str) -> None:
+        # One attribute rebind: the main thread always sees a whole record.
+        self.progress = LoadProgress(min(1.0, max(0.0, fraction)), stage, "loading")
+
+    def _run(self) -> None:
+        if self._load():
+            while (ticket := self._take()) is not None:
+                self._serve(ticket)
+        try:
+            self._backend.close()
+        except Exception:
+            logger.exception("backend close failed")
+
+    def _load(self) -> bool:
+        try:
+            self._backend.load(self._on_progress)
+        except ModelLoadError as exc:
+            self._degrade(str(exc))
+            return False
+        except Exception as exc:
+            logger.exception("unexpected error while loading the model")
+            self._degrade(f"unexpected error while loading the model: {exc!r}")
+            return False
+        self.progress = LoadProgress(1.0, "ready", "ready")
+        logger.info("AI backend ready")
+        return True
+
+    def _degrade(self, message: str) -> None:
+        logger.error("AI model unavailable, using fallback lines only: %s", message)
+        with self._cond:
+            self.degraded = True
+            self.progress = LoadProgress(
+                self.progress.fraction, "model unavailable", "degraded", message
+            )
+            for ticket in self._scheduler.drain():
+                ticket.state = TicketState.DONE
+                self._outbox.append((ticket, LineFailed(ticket.handle, ticket.request, "degraded")))
+
+    def _take(self) -> Ticket | None:
+        """Block until a request is due, or return None when shutting down."""
+        with self._cond:
+            while not self.stopping:
+                ticket = self._scheduler.pop()
+                if ticket is None:
+                    self._cond.wait(timeout=0.5)
+                    continue
+                if self._clock() > ticket.deadline_at:
+                    self._scheduler.release(ticket)
+                    ticket.state = TicketState.DONE
+                    event = RequestDropped(ticket.handle, ticket.request, "deadline")
+                    self._outbox.append((ticket, event))
+                    continue
+                ticket.state = TicketState.RUNNING
+                self.running = ticket
+                return ticket
+        return None
+
+    def _serve(self, ticket: Ticket) -> None:
+        request = ticket.request
+        handle = ticket.handle
+        clock = self._clock
+        outbox = self._outbox
+        hygiene = self._config.hygiene
+        max_chars = hygiene.max_chars
+        runaway = max_chars * _RUNAWAY_FACTOR
+        params = self._default_params
+        if request.max_tokens is not None:
+            params = GenerationParams.from_config(self._config.generation, request.max_tokens)
+        started = clock()
+        outbox.append((ticket, RequestStarted(handle, request)))
+        raw = ""
+        tokens = 0
+        first_token = started
+        stream = self._backend.generate(request.prompt, params, ticket.should_stop)
+        try:
+            for piece in stream:
+                if tokens == 0:
+                    first_token = clock()
+                tokens += 1
+                raw += piece
+                outbox.append(
+                    (ticket, TokenStreamed(handle, request, clean_partial(raw, max_chars), piece))
+                )
+                if len(raw) > runaway:
+                    break
+        except Exception as exc:
+            logger.warning("generation failed for npc %d: %r", request.npc_id, exc)
+            self._finish(ticket, LineFailed(handle, request, "error"))
+            return
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        ended = clock()
+        if ticket.cancel_reason is not None:
+            self._stopped(ticket)
+            return
+        text = clean_line(raw, hygiene)
+        if is_garbage(text, hygiene.min_letters):
+            logger.debug("garbage output for npc %d: %r", request.npc_id, raw)
+            self._finish(ticket, LineFailed(handle, request, "garbage"))
+            return
+        if find_blocked(text, hygiene.blocklist) is not None:
+            logger.info("blocked output for npc %d", request.npc_id)
+            self._finish(ticket, LineFailed(handle, request, "blocked"))
+            return
+        decode_s = ended - first_token
+        stats = RequestStats(
+            queue_wait_s=started - ticket.submitted_at,
+            ttft_s=(first_token - started) if tokens else 0.0,
+            tokens=tokens,
+            tokens_per_s=(tokens - 1) / decode_s if tokens > 1 and decode_s > 0 else 0.0,
+            total_s=ended - ticket.submitted_at,
+        )
+        self._finish(ticket, LineCompleted(handle, request, text, stats))
+
+    def _stopped(self, ticket: Ticket) -> None:
+        """Generation stopped on a cancel flag: requeue a preempted request if it may."""
+        with self._cond:
+            self.running = None
+            reason = ticket.cancel_reason or "cancelled"
+            if (
+                reason == "preempted"
+                and not ticket.closed
+                and not self.stopping
+                and self._clock() < ticket.deadline_at
+            ):
+                # Preempted work is still wanted: run it again from scratch later.
+                ticket.cancel_reason = None
+                ticket.state = TicketState.QUEUED
+                self._scheduler.requeue_front(ticket)
+                self.requeued += 1
+                return
+            ticket.state = TicketState.DONE
+            self._scheduler.release(ticket)
+        self._outbox.append((ticket, RequestCancelled(ticket.handle, ticket.request, reason)))
+
+    def _finish(self, ticket: Ticket, event: AiEvent) -> None:
+        with self._cond:
+            self.running = None
+            ticket.state = TicketState.DONE
+            self._scheduler.release(ticket)
+        self._outbox.append((ticket, event))
