@@ -1,0 +1,152 @@
+"""The seam between villagers who want to speak and whatever writes their words.
+
+Every line request in the game goes through a ``LineSource``. Template lines implement it
+with answers that are ready at once; the language-model source answers some ticks later,
+streams chat replies, prepares greetings ahead and checks every line against the world.
+Every call returns at once: nothing here ever waits (except the deliberately naive sync
+mode of the model source, which exists to show what waiting costs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from game.dialogue.templates import TemplateLines
+from game.dialogue.validation import LineSnapshot
+from game.overlay import LoadView
+from game.sim.events import GameEvent, Trigger
+
+LineOrigin = Literal["template", "model", "prepared", "fallback"]
+
+
+@dataclass(frozen=True, slots=True)
+class LineAsk:
+    """A request for one line: who speaks, why, to whom, and about what."""
+
+    tick: int
+    npc_id: int
+    trigger: Trigger
+    listener_id: int | None
+    refs: tuple[int, ...] = ()
+    player_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LineReady:
+    """A finished line for an earlier ask, checked against the world when it has a snapshot.
+
+    ``live`` holds the raw facts the check read at the tick the line appears, so a log
+    reader can verify the verdict independently.
+    """
+
+    ask: LineAsk
+    text: str
+    origin: LineOrigin
+    snapshot: LineSnapshot | None = None
+    live: dict[str, object] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinePartial:
+    """A line still arriving: show ``text`` so far ("" means still thinking)."""
+
+    npc_id: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class LineCut:
+    """A line stopped mid-stream because the world moved on; take its bubble down."""
+
+    npc_id: int
+    reason: str
+
+
+LineEvent = LineReady | LinePartial | LineCut
+
+
+class LineSource(Protocol):
+    """Anything that turns asks into lines, later. Every call must return at once."""
+
+    @property
+    def mode(self) -> str:
+        """How lines are written now, for the HUD."""
+
+    def notice(self, tick: int, events: list[GameEvent]) -> None:
+        """See this tick's game events (before any asks they cause)."""
+
+    def request(self, ask: LineAsk) -> None:
+        """Ask for a line; the answer arrives through ``poll``."""
+
+    def poll(self, tick: int) -> list[LineEvent]:
+        """Return what happened to earlier asks since the last poll."""
+
+    def toggle_mode(self) -> str:
+        """Switch to the other mode, if there is one; return the mode now on."""
+
+    def load_view(self) -> LoadView | None:
+        """Progress of anything still loading, for the HUD."""
+
+    def hud_stats(self) -> tuple[tuple[str, str], ...]:
+        """Rows for the HUD's statistics panel."""
+
+    def report(self) -> dict[str, object]:
+        """Figures for the headless report."""
+
+    def wait_ready(self, timeout_s: float) -> str:
+        """Block until loaded or ``timeout_s`` passes; for headless runs, never in a tick."""
+
+    def close(self) -> None:
+        """Release threads and models."""
+
+
+class TemplateLineSource:
+    """Answers every ask from the persona's template lines, ready on the next poll."""
+
+    def __init__(self, templates: TemplateLines, listener_names: dict[int, str]) -> None:
+        self._templates = templates
+        self._names = listener_names
+        self._ready: list[LineEvent] = []
+
+    @property
+    def mode(self) -> str:
+        """Template lines only."""
+        return "off"
+
+    def notice(self, tick: int, events: list[GameEvent]) -> None:
+        """Template lines do not depend on history."""
+
+    def request(self, ask: LineAsk) -> None:
+        """Pick a template line now; it is handed out by the next ``poll``."""
+        listener = self._names.get(ask.listener_id, "friend") if ask.listener_id else "friend"
+        text = self._templates.line(ask.npc_id, ask.trigger, listener)
+        self._ready.append(LineReady(ask, text, "template"))
+
+    def poll(self, tick: int) -> list[LineEvent]:
+        """Hand out every line picked since the last poll."""
+        ready, self._ready = self._ready, []
+        return ready
+
+    def toggle_mode(self) -> str:
+        """There is no other mode without a model."""
+        return self.mode
+
+    def load_view(self) -> LoadView | None:
+        """Nothing to load."""
+        return None
+
+    def hud_stats(self) -> tuple[tuple[str, str], ...]:
+        """No model, no statistics."""
+        return ()
+
+    def report(self) -> dict[str, object]:
+        """No model, no figures."""
+        return {}
+
+    def wait_ready(self, timeout_s: float) -> str:
+        """Always ready."""
+        return "off"
+
+    def close(self) -> None:
+        """Nothing to release."""

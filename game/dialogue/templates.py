@@ -1,0 +1,58 @@
+"""Template lines from the persona data: the fallback that always has an answer."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+from game.sim.events import Trigger
+
+Templates = Mapping[Trigger, tuple[str, ...]]
+
+_GENERIC: dict[Trigger, tuple[str, ...]] = {
+    Trigger.GREET: ("Hello there.",),
+    Trigger.FAREWELL: ("Safe travels.",),
+    Trigger.HIT: ("Ow! Watch it!",),
+    Trigger.NEAR_MISS: ("Careful, that nearly got me!",),
+    Trigger.BUMPED: ("Mind where you walk.",),
+    Trigger.TOPPLED: ("Oh no, the stack!",),
+    Trigger.ERRAND_OFFER: ("Could you help me with something?",),
+    Trigger.ERRAND_DONE: ("Thank you, that's done!",),
+    Trigger.AMBIENT: ("Fine weather today.",),
+    Trigger.CHAT: ("Hm. Is that so?",),
+}
+
+
+class TemplateLines:
+    """Picks persona template lines without repeating one until its set is used up.
+
+    Each (speaker, trigger) pair walks its own shuffled deck, so a fallback that fires
+    again and again still varies: players notice the same line twice in a row at once.
+    """
+
+    def __init__(self, templates: Mapping[int, Templates], names: Mapping[int, str], seed: int):
+        self._templates = templates
+        self._names = names
+        self._rng = random.Random(seed)
+        self._decks: dict[tuple[int, Trigger], list[str]] = {}
+        self._last: dict[tuple[int, Trigger], str] = {}
+
+    def line(self, npc_id: int, trigger: Trigger, listener: str = "friend") -> str:
+        """Return the next template line for ``npc_id`` reacting to ``trigger``."""
+        key = (npc_id, trigger)
+        deck = self._decks.get(key)
+        if not deck:
+            options = self._templates.get(npc_id, {}).get(trigger) or _GENERIC[trigger]
+            deck = list(options)
+            self._rng.shuffle(deck)
+            if len(deck) > 1 and deck[-1] == self._last.get(key):
+                deck[0], deck[-1] = deck[-1], deck[0]
+            self._decks[key] = deck
+        text = deck.pop()
+        self._last[key] = text
+        return _fill(text, name=self._names.get(npc_id, "me"), listener=listener)
+
+
+def _fill(text: str, name: str, listener: str) -> str:
+    # Template data is trusted but may be hand-edited: a stray brace must not crash a bark.
+    return text.replace("{name}", name).replace("{player}", listener)

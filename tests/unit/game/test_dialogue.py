@@ -1,0 +1,81 @@
+"""Template lines, the bubble board and the line-source seam."""
+
+from __future__ import annotations
+
+from game.dialogue.bubbles import BubbleBoard
+from game.dialogue.dialogue import Dialogue
+from game.dialogue.lines import LineAsk, TemplateLineSource
+from game.dialogue.templates import TemplateLines
+from game.sim.events import SpeechWanted, Trigger
+
+
+def make_templates(seed: int = 1) -> TemplateLines:
+    lines = {7: {Trigger.GREET: ("Hi {player}!", "Morning.", "Well met."), Trigger.HIT: ("Ow!",)}}
+    return TemplateLines(lines, {7: "Bess"}, seed=seed)
+
+
+def test_template_lines_cycle_without_repeating_back_to_back() -> None:
+    templates = make_templates()
+    picks = [templates.line(7, Trigger.GREET, "traveller") for _ in range(30)]
+    assert all(a != b for a, b in zip(picks, picks[1:], strict=False))
+    assert set(picks) == {"Hi traveller!", "Morning.", "Well met."}
+
+
+def test_template_lines_fall_back_to_generic_lines() -> None:
+    templates = make_templates()
+    assert templates.line(7, Trigger.FAREWELL)
+    assert templates.line(99, Trigger.GREET)
+
+
+def test_template_lines_are_deterministic_per_seed() -> None:
+    a, b = make_templates(3), make_templates(3)
+    assert [a.line(7, Trigger.GREET) for _ in range(9)] == [
+        b.line(7, Trigger.GREET) for _ in range(9)
+    ]
+
+
+def test_bubbles_fade_and_expire_by_ticks() -> None:
+    board = BubbleBoard()
+    board.show(7, "Hello", tick=10, ttl_ticks=60, kind="line")
+    assert board.views(10)[0].alpha == 1.0
+    assert 0.0 < board.views(60)[0].alpha < 1.0
+    board.expire(69)
+    assert len(board) == 1
+    board.expire(70)
+    assert len(board) == 0
+
+
+def test_streaming_bubble_waits_for_its_end() -> None:
+    board = BubbleBoard()
+    board.stream(7, "Hel", tick=0, ttl_ticks=10, kind="chat")
+    board.expire(100)
+    assert board.text_of(7) == "Hel"
+    board.stream(7, "Hello the", tick=101, ttl_ticks=10, kind="chat")
+    board.finish(7, "Hello there.", tick=102)
+    assert not board.is_streaming(7)
+    board.expire(111)
+    assert board.text_of(7) == "Hello there."
+    board.expire(112)
+    assert board.text_of(7) is None
+
+
+def test_every_wish_to_speak_goes_through_the_line_source() -> None:
+    source = TemplateLineSource(make_templates(), {1: "traveller"})
+    dialogue = Dialogue(source, {7: "Bess"}, bubble_ticks=60, chat_bubble_ticks=120)
+    dialogue.handle_events(5, [SpeechWanted(5, 7, Trigger.HIT, 1, (42,))])
+    assert dialogue.asked["hit"] == 1
+    dialogue.update(5)
+    (bubble,) = dialogue.bubbles(5)
+    assert (bubble.speaker_id, bubble.text) == (7, "Ow!")
+    dialogue.say(6, 7, 1, "hello")
+    dialogue.update(6)
+    assert dialogue.bubbles(6)[0].kind == "chat"
+
+
+def test_only_shown_lines_are_remembered() -> None:
+    source = TemplateLineSource(make_templates(), {1: "traveller"})
+    dialogue = Dialogue(source, {7: "Bess"}, bubble_ticks=60, chat_bubble_ticks=120)
+    dialogue.ask(LineAsk(5, 7, Trigger.HIT, 1))
+    assert dialogue.memories.of(7).exchanges == ()  # asked, not yet shown
+    dialogue.update(5)
+    assert [e.text for e in dialogue.memories.of(7).exchanges] == ["Ow!"]
