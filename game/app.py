@@ -1,0 +1,232 @@
+"""The one place that builds and wires everything: settings, world, dialogue, window."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from ai import AiRuntime, Backend, LlamaBackend, ScriptedBackend
+from game.assets import AssetError, asset_path
+from game.config import CONFIG_DIR, Settings, load_settings
+from game.dialogue.dialogue import Dialogue
+from game.dialogue.lines import LineSource, TemplateLineSource
+from game.dialogue.memory import Memories
+from game.dialogue.model_source import ModelLineSource, TemplateFallback, Timing
+from game.dialogue.prompting import Persona, shared_context
+from game.dialogue.templates import TemplateLines
+from game.gcwatch import settle_heap
+from game.settings import ConfigError
+from game.sim.cast import NpcSpec, load_cast
+from game.sim.level import load_level
+from game.sim.world import World
+from game.village import Village
+
+logger = logging.getLogger(__name__)
+
+_CROWD_EXTRA_NPCS = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Command-line choices; ``None`` means "as the config says"."""
+
+    headless: bool = False
+    ticks: int | None = None
+    seed: int | None = None
+    report: Path | None = None
+    scenario: str | None = None
+    ai_mode: str | None = None
+    backend: str | None = None
+    model: str | None = None
+    extra_npcs: int | None = None
+    extra_props: int | None = None
+    paced: bool = True
+    bubble_log: Path | None = None
+    samples: bool = False
+    config_dir: Path | None = None
+    overrides: tuple[str, ...] = ()
+    frames: int = 0
+    screenshot: Path | None = None
+    log_level: str = "INFO"
+
+
+def run(options: Options) -> int:
+    """Run the game as ``options`` ask; returns the exit code (2 for a player's mistake)."""
+    logging.basicConfig(
+        level=getattr(logging, options.log_level, logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    with ExitStack() as stack:
+        try:
+            settings = load_settings(options.config_dir or CONFIG_DIR, _overrides(options))
+            log = None
+            if options.bubble_log is not None:
+                log = stack.enter_context(options.bubble_log.open("w", encoding="utf-8"))
+            village = build_village(settings, log)
+        except (ConfigError, AssetError) as exc:
+            print(f"zerostall: error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"zerostall: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+            return 2
+        stack.callback(village.dialogue.close)
+        if options.headless:
+            return _run_headless(village, settings, options)
+        return _run_window(village, settings, options)
+
+
+def build_village(settings: Settings, bubble_log: IO[str] | None = None) -> Village:
+    """Load the level and villagers and wire the dialogue. Raises AssetError, ConfigError."""
+    world_config = settings.game.world
+    level = load_level(asset_path(world_config.level))
+    cast = load_cast(asset_path(world_config.cast))
+    world = World(
+        level,
+        cast,
+        seed=world_config.seed,
+        extra_npcs=world_config.extra_npcs,
+        extra_props=world_config.extra_props,
+    )
+    specs = {npc_id: _spec(world, npc_id) for npc_id in world.npc_ids()}
+    names = {npc_id: spec.name for npc_id, spec in specs.items()}
+    templates = TemplateLines(
+        {npc_id: spec.templates for npc_id, spec in specs.items()}, names, seed=world_config.seed
+    )
+    memories = Memories()
+    source = _line_source(settings, world, specs, templates, memories)
+    hz = settings.game.loop.hz
+    dialogue = Dialogue(
+        source,
+        names,
+        bubble_ticks=round(settings.game.dialogue.bubble_s * hz),
+        chat_bubble_ticks=round(settings.game.dialogue.chat_bubble_s * hz),
+        memories=memories,
+        bubble_log=bubble_log,
+    )
+    return Village(world, dialogue)
+
+
+def _spec(world: World, npc_id: int) -> NpcSpec:
+    spec = world.npc_spec(npc_id)
+    if spec is None:
+        raise AssetError(f"villager {npc_id} has no persona data")
+    return spec
+
+
+def _line_source(
+    settings: Settings,
+    world: World,
+    specs: Mapping[int, NpcSpec],
+    templates: TemplateLines,
+    memories: Memories,
+) -> LineSource:
+    """Template lines with the AI off; otherwise the model, loading in the background."""
+    mode = settings.game.dialogue.ai_mode
+    if mode == "off":
+        return TemplateLineSource(templates, {world.player_status().id: "traveller"})
+    ai = settings.ai
+    backend: Backend = (
+        ScriptedBackend(ai.scripted) if ai.model.backend == "scripted" else LlamaBackend(ai)
+    )
+    runtime = AiRuntime(ai, backend, TemplateFallback(templates))
+    runtime.start()
+    personas = {
+        npc_id: Persona(spec.name, spec.role, spec.persona) for npc_id, spec in specs.items()
+    }
+    return ModelLineSource(
+        runtime,
+        world,
+        personas,
+        shared_context(list(personas.values())),
+        memories,
+        templates,
+        ai.scheduler,
+        mode=mode,
+        timing=Timing(hz=settings.game.loop.hz),
+        sync_wait_s=settings.game.dialogue.sync_wait_s,
+    )
+
+
+def _overrides(options: Options) -> tuple[str, ...]:
+    pairs: list[tuple[str, object]] = [
+        ("game.world.seed", options.seed),
+        ("game.headless.ticks", options.ticks),
+        ("game.headless.scenario", options.scenario),
+        ("game.dialogue.ai_mode", options.ai_mode),
+        ("ai.model.backend", options.backend),
+        ("ai.model.model_path", options.model),
+        ("game.world.extra_npcs", options.extra_npcs),
+        ("game.world.extra_props", options.extra_props),
+    ]
+    if options.scenario == "crowd" and options.extra_npcs is None:
+        pairs.append(("game.world.extra_npcs", _CROWD_EXTRA_NPCS))
+    flags = tuple(f"{key}={json.dumps(value)}" for key, value in pairs if value is not None)
+    return flags + options.overrides
+
+
+def _run_headless(village: Village, settings: Settings, options: Options) -> int:
+    from game.headless import run_headless
+    from game.sim.bot import Bot
+
+    headless = settings.game.headless
+    world = village.world
+    bot = Bot(
+        headless.scenario,
+        seed=settings.game.world.seed,
+        level=world.level_view(),
+        talk_radius=world.talk_radius,
+    )
+    state = village.dialogue.wait_ready(timeout_s=120.0)
+    if state == "degraded":
+        print("zerostall: the model could not load; villagers use template lines", file=sys.stderr)
+    settle_heap()
+    report = run_headless(village, bot, headless.ticks, settings.game.loop, paced=options.paced)
+    report = {
+        "scenario": headless.scenario,
+        "seed": settings.game.world.seed,
+        "ai_mode": settings.game.dialogue.ai_mode,
+        **report,
+    }
+    if options.samples:
+        report["samples"] = {
+            "tick_ms": [round(ms, 4) for ms in village.tick_ms],
+            "ai_ms": [round(ms, 4) for ms in village.dialogue.ai_ms],
+            "greet_latency_ticks": village.dialogue.latency_ticks.get("greet", []),
+        }
+    print(f"world_hash {report['world_hash']}")
+    tick_ms = report["tick_ms"]
+    print(
+        f"ticks {report['ticks']}  tick_ms p50 {tick_ms['p50']:.3f} p99 {tick_ms['p99']:.3f} "
+        f"max {tick_ms['max']:.3f}  overruns {report['overruns']}"
+    )
+    if options.report is not None:
+        try:
+            options.report.parent.mkdir(parents=True, exist_ok=True)
+            options.report.write_text(json.dumps(report, indent=2) + "\n")
+        except OSError as exc:
+            print(f"zerostall: error: cannot write report {options.report}: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+def _run_window(village: Village, settings: Settings, options: Options) -> int:
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    import pygame
+
+    from game.window import GameWindow
+
+    pygame.init()
+    try:
+        window = GameWindow(village, settings.game)
+        settle_heap()
+        window.run(max_frames=options.frames, screenshot_path=options.screenshot)
+    finally:
+        pygame.quit()
+    return 0

@@ -1,0 +1,73 @@
+"""Runs the village with no window: a scripted bot plays, and a JSON report comes out."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from game.config import LoopConfig
+from game.gcwatch import GcWatch
+from game.loop import FixedStepLoop
+from game.sim.bot import Bot
+from game.stats import summarize_ms
+from game.village import Village
+
+logger = logging.getLogger(__name__)
+
+
+def run_headless(
+    village: Village,
+    bot: Bot,
+    ticks: int,
+    loop_config: LoopConfig,
+    paced: bool = True,
+    clock: Callable[[], float] = time.perf_counter,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """Play ``ticks`` ticks and return the report.
+
+    Paced runs keep real time at the loop's rate, as a window would, so that anything
+    running beside the loop (the language model) sees the same amount of time per tick.
+    Unpaced runs step back to back, for quick deterministic checks.
+    """
+    loop = FixedStepLoop(
+        clock, loop_config.hz, loop_config.max_frame_s, loop_config.max_steps_per_frame
+    )
+    world = village.world
+
+    def step(_tick: int) -> None:
+        if village.tick >= ticks:
+            return
+        village.step(bot.intent(world.snapshot()))
+
+    start = clock()
+    with GcWatch() as gc_watch:
+        if paced:
+            loop.advance(step)
+            while village.tick < ticks:
+                loop.advance(step)
+                sleep(max(0.0, loop.dt - loop.accumulator))
+        else:
+            while village.tick < ticks:
+                step(village.tick)
+    wall_s = clock() - start
+    dt = loop.dt
+    return {
+        "ticks": village.tick,
+        "dt": dt,
+        "wall_s": round(wall_s, 3),
+        "paced": paced,
+        "tick_ms": summarize_ms(village.tick_ms),
+        "overruns": sum(1 for ms in village.tick_ms if ms > dt * 1000.0),
+        "events": dict(sorted(village.events.items())),
+        "npc_transitions": village.npc_transitions,
+        "errands_done": village.errands_done,
+        "npcs": len(world.npc_ids()),
+        "props": len(world.snapshot().props),
+        "lines": village.dialogue.report(),
+        "ai": village.dialogue.ai_report(),
+        "gc": gc_watch.summary(),
+        "world_hash": world.world_hash(),
+    }
