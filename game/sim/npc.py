@@ -333,6 +333,15 @@ class NpcBrain:
         else:
             self._calm(p, events)
 
+    def would_greet(self, tick: int) -> bool:
+        """Whether the villager would greet the player who walked up now.
+
+        Lets the dialogue skip preparing greetings that could never be used.
+        """
+        if self.engaged or tick < self._greet_ready:
+            return False
+        return self.state in CALM or self.state in (NpcState.NOTICE, NpcState.REACT)
+
     def _calm(self, p: Percept, events: list[GameEvent]) -> None:
         t = self.tuning
         tick = p.tick

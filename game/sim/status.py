@@ -12,6 +12,7 @@ class NpcStatus:
 
     ``spec_id`` is the cast key of the persona the villager speaks with (generated
     crowd villagers share the persona of the cast member they were made from).
+    ``would_greet`` says whether they would greet the player who walked up now.
     """
 
     id: int
@@ -26,6 +27,7 @@ class NpcStatus:
     conscious: bool
     can_talk: bool
     spec_id: str = ""
+    would_greet: bool = False
 
 
 class PlayerStatus(NamedTuple):

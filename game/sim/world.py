@@ -309,6 +309,7 @@ class World:
             b.conscious,
             b.can_talk,
             v.persona_id,
+            b.would_greet(self.tick),
         )
 
     def npc_spec(self, npc_id: int) -> NpcSpec | None:
