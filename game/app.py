@@ -138,7 +138,8 @@ def _line_source(
     runtime = AiRuntime(ai, backend, TemplateFallback(templates))
     runtime.start()
     personas = {
-        npc_id: Persona(spec.name, spec.role, spec.persona) for npc_id, spec in specs.items()
+        npc_id: Persona(spec.name, spec.role, spec.persona, spec.templates)
+        for npc_id, spec in specs.items()
     }
     return ModelLineSource(
         runtime,

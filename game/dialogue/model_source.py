@@ -13,7 +13,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ai import (
@@ -43,9 +43,12 @@ logger = logging.getLogger(__name__)
 
 AiMode = Literal["async", "sync"]
 
+# Everything else is reactive. A farewell to someone already walking off matters less
+# than the greeting prepared for the next villager they are about to meet.
 _PRIORITY: dict[Trigger, Priority] = {
     Trigger.CHAT: Priority.PLAYER_CHAT,
     Trigger.AMBIENT: Priority.AMBIENT,
+    Trigger.FAREWELL: Priority.AMBIENT,
 }
 _STREAM_EVERY = 3  # re-render a streaming bubble at most every few tokens
 # One event seen by a whole crowd (a toppled stack) must not flood the queue: the first
@@ -123,13 +126,15 @@ class ModelLineSource:
         self._mode: AiMode = mode
         self._timing = timing or Timing()
         self._sync_wait_s = sync_wait_s
-        self._predictor = EncounterPredictor(world.talk_radius)
+        self._predictor = EncounterPredictor(world.talk_radius, horizon_s=2.5, withdraw_ticks=20)
         self.prepared = PreparedLines()
         self._pending: dict[int, _Pending] = {}
         self._handles: dict[int, Handle] = {}
         self._promoted: dict[int, LineAsk] = {}
         self._disrupted: dict[int, int] = {}
         self._voices: dict[tuple[int, Trigger], int] = {}
+        self._issued: dict[int, int] = {}
+        self._warmed = False
         self._out: list[LineEvent] = []
         self.stale: Counter[str] = Counter()
         self.template_while_loading = 0
@@ -147,13 +152,24 @@ class ModelLineSource:
         return self._mode
 
     def notice(self, tick: int, events: list[GameEvent]) -> None:
-        """Remember disruptive events: a prepared line made before one no longer fits."""
+        """Remember disruptive events: a prepared line made before one no longer fits.
+
+        A ready prepared line is discarded at once, so that a fresh one can be asked
+        for while the player is still on the way.
+        """
         for event in events:
             if isinstance(event, PropHitNpc | NpcKnockedDown):
-                self._disrupted[event.npc_id] = tick
+                self._disrupt(event.npc_id, tick)
             elif isinstance(event, StackToppled):
                 for npc_id in self.world.npc_ids():
-                    self._disrupted[npc_id] = tick
+                    self._disrupt(npc_id, tick)
+
+    def _disrupt(self, npc_id: int, tick: int) -> None:
+        self._disrupted[npc_id] = tick
+        if self.prepared.take(npc_id) is not None:
+            self.prepared.settle(npc_id, "stale")
+            self.stale["topic_changed"] += 1
+            self._issued.pop(npc_id, None)
 
     def request(self, ask: LineAsk) -> None:
         """Answer from a prepared line, a prediction in flight, or a new request."""
@@ -185,7 +201,10 @@ class ModelLineSource:
 
     def poll(self, tick: int) -> list[LineEvent]:
         """Predict, expire, drain the runtime, and return what is ready to show."""
-        if self._mode == "async" and self.runtime.load_progress().state == "ready":
+        ready = self.runtime.load_progress().state == "ready"
+        if ready and not self._warmed:
+            self._warm_up(tick)
+        if self._mode == "async" and ready:
             self._predict(tick)
         self.prepared.expire(tick)
         self._voices.clear()
@@ -193,6 +212,18 @@ class ModelLineSource:
             self._handle(event, tick)
         out, self._out = self._out, []
         return out
+
+    def _warm_up(self, tick: int) -> None:
+        """Put the shared prompt prefix into the model's cache before anyone needs it.
+
+        The first prompt pays for reading the whole shared context (over a second on a
+        small CPU); every later one reuses it. Its answer is never shown.
+        """
+        self._warmed = True
+        npc_id = self.world.npc_ids()[0]
+        ask = LineAsk(tick, npc_id, Trigger.AMBIENT, None)
+        request = self._line_request(ask, self._snapshot(ask, predictive=False))
+        self.runtime.submit(replace(request, signature="warm-up", max_tokens=1))
 
     # -- prediction ----------------------------------------------------------
 
@@ -203,21 +234,26 @@ class ModelLineSource:
         movers = []
         for npc_id in world.npc_ids():
             npc = world.npc(npc_id)
-            if npc is not None and npc.can_talk:
+            if npc is not None and npc.would_greet:
                 movers.append(Mover(npc_id, npc.x, npc.y, npc.vx, npc.vy))
         for change in self._predictor.update(me, movers):
             npc_id = change.npc_id
-            if change.started and self.prepared.wants(npc_id):
+            if not change.started and npc_id in self.prepared.in_flight:
+                handle = self.prepared.in_flight[npc_id]
+                self.runtime.cancel(handle)
+                self._pending.pop(handle.id, None)
+                self.prepared.settle(npc_id, "cancelled")
+        # Ask for every confident prediction that has nothing yet, respecting the runtime's
+        # per-villager rate limit so that a quick re-approach retries instead of failing.
+        gap = round(self._scheduler.rate_limit_s * self._timing.hz) + 1
+        for npc_id in self._predictor.active:
+            if self.prepared.wants(npc_id) and tick - self._issued.get(npc_id, -gap) >= gap:
+                self._issued[npc_id] = tick
                 ask = LineAsk(tick, npc_id, Trigger.GREET, player.id)
                 snapshot = self._snapshot(ask, predictive=True)
                 handle = self.runtime.submit(self._line_request(ask, snapshot, predictive=True))
                 self._pending[handle.id] = _Pending(None, snapshot)
                 self.prepared.issue(npc_id, handle)
-            elif not change.started and npc_id in self.prepared.in_flight:
-                handle = self.prepared.in_flight[npc_id]
-                self.runtime.cancel(handle)
-                self._pending.pop(handle.id, None)
-                self.prepared.settle(npc_id, "cancelled")
 
     def _use_prediction(self, ask: LineAsk) -> bool:
         """Show a prepared line now, or wait for one in flight; False if there is none."""
@@ -305,7 +341,7 @@ class ModelLineSource:
         reason = self._check(snapshot, tick)
         if reason is not None:
             self.stale[reason] += 1
-            logger.debug("dropped stale line for npc %d: %s", ask.npc_id, reason)
+            logger.debug("dropped stale %s line for npc %d: %s", ask.trigger, ask.npc_id, reason)
             if ask.trigger is Trigger.CHAT:
                 self._out.append(LineCut(ask.npc_id, reason))
             return
@@ -371,8 +407,12 @@ class ModelLineSource:
     ) -> LineRequest:
         persona = self._personas[ask.npc_id]
         listener = self._listener_name(ask.listener_id)
-        subject = ""
-        if ask.refs:
+        subject = errand = ""
+        if ask.trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE):
+            errand = next(
+                (e.title for e in self.world.snapshot().errands if e.giver_id == ask.npc_id), ""
+            )
+        elif ask.refs:
             subject = self.world.entity_kind(ask.refs[0]) or ""
         prompt = build_prompt(
             self._context,
@@ -381,6 +421,7 @@ class ModelLineSource:
             listener,
             self._memories.of(ask.npc_id),
             subject=subject,
+            errand=errand,
             player_text=ask.player_text,
         )
         priority = (
@@ -396,7 +437,7 @@ class ModelLineSource:
         if listener_id is None or listener_id == self.world.player_status().id:
             return "traveller"
         persona = self._personas.get(listener_id)
-        return "a neighbour" if persona is None else f"{persona.name} the {persona.role}"
+        return "a neighbour" if persona is None else persona.label
 
     def _template(self, ask: LineAsk) -> str:
         return self._templates.line(ask.npc_id, ask.trigger, self._listener_name(ask.listener_id))
@@ -458,6 +499,11 @@ class ModelLineSource:
         end = time.monotonic() + timeout_s
         while self.runtime.load_progress().state == "loading" and time.monotonic() < end:
             time.sleep(0.02)
+        if self.runtime.load_progress().state == "ready":
+            self.poll(self.world.tick)  # starts the warm-up
+            while self.runtime.metrics().in_flight and time.monotonic() < end:
+                time.sleep(0.02)
+                self.poll(self.world.tick)
         return self.runtime.load_progress().state
 
     def close(self) -> None:

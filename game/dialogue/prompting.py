@@ -7,8 +7,8 @@ tail of each prompt costs time to read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ai import PromptSpec
 from game.dialogue.memory import Memory
@@ -16,14 +16,19 @@ from game.sim.events import Trigger
 
 _PREAMBLE = (
     "Lines spoken by villagers in Millbrook, a small village in a physics game. "
-    "Each line is one short sentence, in character, reacting to what just happened."
+    "Each line is one short spoken sentence, in character, about what just happened."
 )
 
-_EXAMPLES = (
-    'Guard (a ball bounces off his helmet): "Oi! Who threw that?"',
-    'Farmer (a stranger walks up to him): "Morning! Mind the chickens."',
-    'Baker (the traveller drops apples in her basket): "Lovely, that\'s the pie sorted!"',
-    'Smith (a barrel lands next to him): "Careful! That nearly took my foot off."',
+# Each villager's own template lines double as few-shot examples, in the exact format
+# of a request, so the model sees their voice and the shape of the answer.
+_EXAMPLE_TRIGGERS = (
+    Trigger.HIT,
+    Trigger.FAREWELL,
+    Trigger.TOPPLED,
+    Trigger.NEAR_MISS,
+    Trigger.BUMPED,
+    Trigger.ERRAND_DONE,
+    Trigger.AMBIENT,
 )
 
 
@@ -34,44 +39,56 @@ class Persona:
     name: str
     role: str
     persona: str
+    lines: Mapping[Trigger, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """How the villager is named in prompts: "Marta the baker"."""
+        return f"{self.name} the {self.role}"
 
 
 def shared_context(cast: Sequence[Persona]) -> str:
     """The stable prefix: the village, its people (each role once) and example lines."""
-    seen: set[str] = set()
-    people = []
+    people: list[Persona] = []
     for person in cast:
-        if person.role not in seen:
-            seen.add(person.role)
-            people.append(f"- {person.name}, the {person.role}: {person.persona}")
-    return "\n".join([_PREAMBLE, "", "The villagers:", *people, "", *_EXAMPLES])
+        if person.role not in {p.role for p in people}:
+            people.append(person)
+    bios = [f"- {p.label}: {p.persona}" for p in people]
+    examples = []
+    for i, person in enumerate(people):
+        picks = (Trigger.GREET, _EXAMPLE_TRIGGERS[i % 7], _EXAMPLE_TRIGGERS[(i + 3) % 7])
+        for trigger in picks:
+            options = person.lines.get(trigger, ())
+            if options:
+                text = options[0].replace("{player}", "traveller").replace("{name}", person.name)
+                examples.append(f'{person.label} ({situation(trigger, "traveller")}): "{text}"')
+    return "\n".join([_PREAMBLE, "", "The villagers:", *bios, "", *examples])
 
 
-def situation(
-    trigger: Trigger, listener: str, subject: str = "", errand: str = "", pronoun: str = "them"
-) -> str:
+def situation(trigger: Trigger, listener: str, subject: str = "", errand: str = "") -> str:
     """A few words on what just happened, for the line's ``Name (situation):`` slot."""
+    errand = errand[:1].lower() + errand[1:]
     match trigger:
         case Trigger.GREET:
-            return f"the {listener} walks up to {pronoun}"
+            return f"the {listener} walks up"
         case Trigger.FAREWELL:
             return f"the {listener} walks away"
         case Trigger.HIT:
-            return f"a {subject or 'flying object'} just hit {pronoun}"
+            return f"hit by a {subject or 'flying object'}"
         case Trigger.NEAR_MISS:
-            return f"a {subject or 'barrel'} just landed right next to {pronoun}"
+            return f"a {subject or 'barrel'} lands close by"
         case Trigger.BUMPED:
-            return f"the {listener} bumps into {pronoun}"
+            return f"bumped by the {listener}"
         case Trigger.TOPPLED:
-            return "the crate stack just toppled over"
+            return "the crate stack topples over"
         case Trigger.ERRAND_OFFER:
             return f"asking the {listener} to {errand or 'help out'}"
         case Trigger.ERRAND_DONE:
-            return f"the {listener} just finished the errand: {errand or 'the job'}"
+            return f"the {listener} finished the errand: {errand or 'the job'}"
         case Trigger.AMBIENT:
             return f"chatting with {listener}"
         case Trigger.CHAT:
-            return f"the {listener} says something"
+            return f"replying to the {listener}"
 
 
 def build_prompt(
@@ -91,7 +108,7 @@ def build_prompt(
         notes.append(f"Nearby: {', '.join(perceived)}.")
     return PromptSpec(
         context=context,
-        speaker=f"{speaker.name} the {speaker.role}",
+        speaker=speaker.label,
         situation=situation(trigger, listener, subject, errand),
         notes=tuple(notes),
         history=memory.exchanges if trigger is Trigger.CHAT else (),
