@@ -1,0 +1,1 @@
+"""Benchmarks and utilities. Nothing in game/ or ai/ imports them."""

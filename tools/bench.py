@@ -1,0 +1,251 @@
+"""The zero-stall benchmark: the same scenarios with the AI off, async and sync, in one run.
+
+Every configuration runs as its own headless process (``python -m game --headless``),
+paced at real time so the model beside the loop sees what a player's game would see.
+Modes are interleaved within each repeat, so machine noise hits them alike, and every
+ratio is taken between runs of the same repeat. Then a scale sweep raises villagers and
+props together. Writes ``bench/results.json`` and PNG charts.
+
+    python tools/bench.py                 # the full run (about 10 minutes on 2 cores)
+    python tools/bench.py --quick         # a short run for a smoke check
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tools.bubble_audit import audit  # noqa: E402
+
+MODES = ("off", "async", "sync")
+BASE_NPCS, BASE_PROPS = 7, 67  # the village as shipped
+
+
+def run_game(args: list[str], workdir: Path, tag: str) -> dict[str, Any]:
+    """Run one headless game; return its report with the bubble-log audit folded in."""
+    report_path, log_path = workdir / f"{tag}.json", workdir / f"{tag}.jsonl"
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    command = [sys.executable, "-m", "game", "--headless", "--samples", "--log", "WARNING"]
+    command += ["--report", str(report_path), "--bubble-log", str(log_path), *args]
+    started = time.perf_counter()
+    result = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"{tag} failed ({result.returncode}):\n{result.stderr[-2000:]}")
+    report: dict[str, Any] = json.loads(report_path.read_text())
+    report["audit"] = audit(log_path)
+    tick = report["tick_ms"]
+    elapsed = time.perf_counter() - started
+    print(
+        f"  {tag:<28} tick p99 {tick['p99']:6.3f} ms  max {tick['max']:8.2f} ms ({elapsed:.1f} s)",
+        flush=True,
+    )
+    return report
+
+
+def greeting_share(report: dict[str, Any]) -> float | None:
+    """Share of greetings shown within one tick of their trigger."""
+    ai = report["ai"]
+    return ai["greetings_within_1_tick"] / ai["encounters"] if ai["encounters"] else None
+
+
+def summary(report: dict[str, Any]) -> dict[str, Any]:
+    """The figures of one run that the results table needs."""
+    ai = report["ai"]
+    return {
+        "tick_ms": report["tick_ms"],
+        "overruns": report["overruns"],
+        "main_thread_ai_ms": ai.get("main_thread_ai_ms"),
+        "greetings_within_1_tick": greeting_share(report),
+        "encounter_latency_ticks": ai.get("encounter_latency_ticks"),
+        "stale_dropped": ai.get("stale_dropped", {}),
+        "predictive": ai.get("predictive", {}),
+        "fallbacks": ai.get("fallbacks", {}),
+        "ttft_ms": ai.get("ttft_ms"),
+        "tokens_per_s": ai.get("tokens_per_s"),
+        "audit": report["audit"],
+        "npcs": report["npcs"],
+        "props": report["props"],
+    }
+
+
+def median(values: list[float]) -> float:
+    """Median that tolerates an empty list."""
+    return round(statistics.median(values), 4) if values else 0.0
+
+
+def bench_modes(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """Each scenario in each mode, interleaved, ``repeats`` times."""
+    runs: dict[str, list[dict[str, Any]]] = {}
+    scenarios = ("village", "ambush", "crowd")
+    for rep in range(args.repeats):
+        print(f"repeat {rep + 1}/{args.repeats}", flush=True)
+        for scenario in scenarios:
+            for mode in MODES:
+                if scenario == "crowd" and mode == "sync":
+                    continue  # the sync stall is already shown; a crowd only lengthens it
+                tag = f"{scenario}-{mode}-r{rep}"
+                flags = ["--scenario", scenario, "--ai", mode, "--ticks", str(args.ticks)]
+                runs.setdefault(f"{scenario}/{mode}", []).append(run_game(flags, workdir, tag))
+    results: dict[str, Any] = {}
+    for key, reports in runs.items():
+        results[key] = {
+            "runs": [summary(r) for r in reports],
+            "tick_p99_ms_median": median([r["tick_ms"]["p99"] for r in reports]),
+            "tick_max_ms_median": median([r["tick_ms"]["max"] for r in reports]),
+        }
+    for scenario in scenarios:
+        off = runs.get(f"{scenario}/off", [])
+        for mode in ("async", "sync"):
+            paired = list(zip(runs.get(f"{scenario}/{mode}", []), off, strict=False))
+            if paired:
+                ratios = [a["tick_ms"]["p99"] / max(b["tick_ms"]["p99"], 1e-6) for a, b in paired]
+                results[f"{scenario}/{mode}"]["tick_p99_ratio_vs_off"] = [
+                    round(r, 3) for r in ratios
+                ]
+    results["_samples"] = {
+        key: {
+            "tick_ms": [ms for r in reports for ms in r["samples"]["tick_ms"]],
+            "greet_latency_ticks": [
+                t for r in reports for t in r["samples"]["greet_latency_ticks"]
+            ],
+        }
+        for key, reports in runs.items()
+    }
+    return results
+
+
+def bench_scale(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
+    """Villagers and props raised together, with the model running async."""
+    steps = [(6, 60), (15, 150), (30, 300), (60, 600)]
+    out = []
+    print("scale sweep", flush=True)
+    for npcs, props in steps:
+        flags = [
+            "--scenario", "crowd", "--ai", "async", "--ticks", str(args.ticks),
+            "--npcs", str(max(0, npcs - BASE_NPCS)), "--props", str(max(0, props - BASE_PROPS)),
+        ]  # fmt: skip
+        report = run_game(flags, workdir, f"scale-{npcs}x{props}")
+        out.append({"target_npcs": npcs, "target_props": props, **summary(report)})
+    return out
+
+
+def charts(results: dict[str, Any], scale: list[dict[str, Any]], out_dir: Path) -> list[str]:
+    """Frame-time distributions, encounter latency and tokens per second, as PNGs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    samples = results["_samples"]
+    written = []
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for mode, colour in (("off", "#888888"), ("async", "#2a9d3a"), ("sync", "#d1492e")):
+        ticks = sorted(samples.get(f"village/{mode}", {}).get("tick_ms", []))
+        if ticks:
+            share = [100.0 * (i + 1) / len(ticks) for i in range(len(ticks))]
+            ax.plot(ticks, share, label=f"AI {mode}", color=colour, linewidth=2)
+    ax.axvline(1000 / 60, color="black", linestyle="--", linewidth=1, label="16.7 ms budget")
+    ax.set_xscale("log")
+    ax.set_xlabel("tick processing time (ms, log scale)")
+    ax.set_ylabel("ticks at or below (%)")
+    ax.set_title("Village scenario: time per tick, AI off / async / sync")
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    written.append(_save(fig, out_dir / "frame_times.png"))
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    latency = samples.get("village/async", {}).get("greet_latency_ticks", [])
+    if latency:
+        ax.hist(latency, bins=range(0, max(latency) + 2), color="#2a9d3a", align="left")
+    ax.set_xlabel("ticks from greeting trigger to bubble")
+    ax.set_ylabel("greetings")
+    ax.set_title("Encounter latency, village scenario, async (0 = same tick)")
+    written.append(_save(fig, out_dir / "encounter_latency.png"))
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    keys = [k for k in results if k.endswith("/async") or k.endswith("/sync")]
+    values = [
+        median([r["tokens_per_s"]["p50"] for r in results[k]["runs"] if r["tokens_per_s"]])
+        for k in keys
+    ]
+    ax.bar(keys, values, color="#3a6ea5")
+    if scale:
+        ax.set_title("Generation speed (tokens/s, median of runs)")
+    ax.set_ylabel("tokens/s")
+    ax.tick_params(axis="x", rotation=30)
+    written.append(_save(fig, out_dir / "tokens_per_s.png"))
+    return written
+
+
+def _save(fig: Any, path: Path) -> str:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return str(path.relative_to(ROOT))
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def main() -> int:
+    """Run the benchmark and write the results and charts."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--ticks", type=int, default=900)
+    parser.add_argument("--quick", action="store_true", help="1 repeat of 300 ticks, no sweep")
+    parser.add_argument("--no-scale", action="store_true", help="skip the scale sweep")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
+    args = parser.parse_args()
+    if args.quick:
+        args.repeats, args.ticks, args.no_scale = 1, 300, True
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        results = bench_modes(args, workdir)
+        scale = [] if args.no_scale else bench_scale(args, workdir)
+    written = charts(results, scale, args.out.parent)
+    results.pop("_samples")
+    document = {
+        "machine": machine(),
+        "settings": {"repeats": args.repeats, "ticks": args.ticks, "paced": True},
+        "wall_s": round(time.perf_counter() - started, 1),
+        "modes": results,
+        "scale": scale,
+        "charts": written,
+    }
+    args.out.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"wrote {args.out.relative_to(ROOT)} and {', '.join(written)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
