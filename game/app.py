@@ -101,6 +101,8 @@ def build_village(settings: Settings, bubble_log: IO[str] | None = None) -> Vill
     )
     memories = Memories()
     source = _line_source(settings, world, specs, templates, memories)
+    if isinstance(source, ModelLineSource):
+        source.record_facts = bubble_log is not None
     hz = settings.game.loop.hz
     dialogue = Dialogue(
         source,

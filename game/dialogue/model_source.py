@@ -30,13 +30,14 @@ from ai import (
 )
 from game.dialogue.lines import LineAsk, LineCut, LineEvent, LineOrigin, LinePartial, LineReady
 from game.dialogue.memory import Memories
-from game.dialogue.prediction import EncounterPredictor, Mover
+from game.dialogue.prediction import EncounterPredictor
 from game.dialogue.prepared import PreparedLine, PreparedLines
 from game.dialogue.prompting import Persona, build_prompt
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import Limits, LineSnapshot, RefSnapshot, validate
 from game.overlay import LoadView
 from game.sim.events import GameEvent, NpcKnockedDown, PropHitNpc, StackToppled, Trigger
+from game.sim.status import Motion
 from game.sim.world import World
 
 logger = logging.getLogger(__name__)
@@ -135,6 +136,8 @@ class ModelLineSource:
         self._voices: dict[tuple[int, Trigger], int] = {}
         self._issued: dict[int, int] = {}
         self._warmed = False
+        self._errand_titles: dict[int, str] | None = None
+        self.record_facts = False
         self._out: list[LineEvent] = []
         self.stale: Counter[str] = Counter()
         self.template_while_loading = 0
@@ -230,13 +233,8 @@ class ModelLineSource:
     def _predict(self, tick: int) -> None:
         world = self.world
         player = world.player_status()
-        me = Mover(player.id, player.x, player.y, player.vx, player.vy)
-        movers = []
-        for npc_id in world.npc_ids():
-            npc = world.npc(npc_id)
-            if npc is not None and npc.would_greet:
-                movers.append(Mover(npc_id, npc.x, npc.y, npc.vx, npc.vy))
-        for change in self._predictor.update(me, movers):
+        me = Motion(player.id, player.x, player.y, player.vx, player.vy)
+        for change in self._predictor.update(me, world.greeter_motions()):
             npc_id = change.npc_id
             if not change.started and npc_id in self.prepared.in_flight:
                 handle = self.prepared.in_flight[npc_id]
@@ -381,8 +379,10 @@ class ModelLineSource:
     def _check(self, snapshot: LineSnapshot, tick: int) -> str | None:
         return validate(snapshot, self.world, tick, self._limits(snapshot))
 
-    def _live(self, snapshot: LineSnapshot) -> dict[str, object]:
-        """The raw facts a check reads, recorded for the bubble log."""
+    def _live(self, snapshot: LineSnapshot) -> dict[str, object] | None:
+        """The raw facts a check reads, for the bubble log (only gathered when logging)."""
+        if not self.record_facts:
+            return None
         world = self.world
         npc = world.npc(snapshot.npc_id)
         limits = self._limits(snapshot)
@@ -409,9 +409,10 @@ class ModelLineSource:
         listener = self._listener_name(ask.listener_id)
         subject = errand = ""
         if ask.trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE):
-            errand = next(
-                (e.title for e in self.world.snapshot().errands if e.giver_id == ask.npc_id), ""
-            )
+            if self._errand_titles is None:  # errands never change giver or title
+                errands = self.world.snapshot().errands
+                self._errand_titles = {e.giver_id: e.title for e in reversed(errands)}
+            errand = self._errand_titles.get(ask.npc_id, "")
         elif ask.refs:
             subject = self.world.entity_kind(ask.refs[0]) or ""
         prompt = build_prompt(

@@ -9,7 +9,10 @@ trigger requests; it is withdrawn once it has failed for a few ticks in a row.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from game.sim.status import Motion
 
 
 def time_to_contact(
@@ -31,17 +34,6 @@ def time_to_contact(
     if disc < 0.0:
         return None  # passes by outside the radius
     return (-b - math.sqrt(disc)) / (2.0 * a)
-
-
-@dataclass(frozen=True, slots=True)
-class Mover:
-    """A body's position and velocity, in world units."""
-
-    id: int
-    x: float
-    y: float
-    vx: float
-    vy: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +69,14 @@ class EncounterPredictor:
         self._misses: dict[int, int] = {}
         self.active: dict[int, float] = {}
 
-    def eta(self, player: Mover, npc: Mover) -> float | None:
+    def eta(self, player: Motion, npc: Motion) -> float | None:
         """Seconds until the player reaches the villager's talk radius, if heading there."""
         rel_vx = player.vx - npc.vx
         if abs(rel_vx) < self.min_speed:
             return 0.0 if abs(player.x - npc.x) <= self.talk_radius else None
         return time_to_contact(player.x - npc.x, 0.0, rel_vx, 0.0, self.talk_radius)
 
-    def update(self, player: Mover, npcs: list[Mover]) -> list[PredictionChange]:
+    def update(self, player: Motion, npcs: Sequence[Motion]) -> list[PredictionChange]:
         """Feed one tick of motion; return the predictions that started or ended."""
         changes: list[PredictionChange] = []
         for npc in npcs:

@@ -39,3 +39,13 @@ class PlayerStatus(NamedTuple):
     vx: float
     vy: float
     carrying: int | None
+
+
+class Motion(NamedTuple):
+    """Where a body is and how it moves, this tick; cheap enough to build every tick."""
+
+    id: int
+    x: float
+    y: float
+    vx: float
+    vy: float

@@ -29,7 +29,7 @@ from game.sim.props import PROP_KINDS, Prop, make_prop
 from game.sim.rules import Rules
 from game.sim.snapshot import ActorView, LevelView, PropView, WorldSnapshot
 from game.sim.stack import CrateStack
-from game.sim.status import NpcStatus, PlayerStatus
+from game.sim.status import Motion, NpcStatus, PlayerStatus
 from game.sim.villager import NPC_H, NPC_W, Villager
 
 logger = logging.getLogger(__name__)
@@ -316,6 +316,16 @@ class World:
         """The persona, spots and template lines a villager speaks with."""
         v = self._villager_by_id.get(npc_id)
         return v.spec if v is not None else None
+
+    def greeter_motions(self) -> list[Motion]:
+        """Motion of every villager who would greet the player who walked up now."""
+        tick = self.tick
+        out = []
+        for v in self.villagers:
+            if v.brain.would_greet(tick):
+                p, vel = v.body.position, v.body.velocity
+                out.append(Motion(v.id, p.x, p.y, vel.x, vel.y))
+        return out
 
     def player_status(self) -> PlayerStatus:
         """The player's id, position, velocity and carried prop id."""

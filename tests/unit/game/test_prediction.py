@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from game.dialogue.prediction import EncounterPredictor, Mover, time_to_contact
+from game.dialogue.prediction import EncounterPredictor, time_to_contact
+from game.sim.status import Motion
 
 
 def test_head_on_contact_time() -> None:
@@ -44,7 +45,7 @@ def test_contact_point_lies_on_the_circle(
 def walk(predictor: EncounterPredictor, x: float, vx: float, ticks: int) -> list[tuple[int, bool]]:
     changes = []
     for _ in range(ticks):
-        changes += predictor.update(Mover(0, x, 0.0, vx, 0.0), [Mover(9, 0.0, 0.0, 0.0, 0.0)])
+        changes += predictor.update(Motion(0, x, 0.0, vx, 0.0), [Motion(9, 0.0, 0.0, 0.0, 0.0)])
         x += vx / 60
     return [(c.npc_id, c.started) for c in changes]
 
