@@ -119,6 +119,8 @@ class ModelLineSource:
     ) -> None:
         self.runtime = runtime
         self._scheduler = scheduler
+        self._deadlines = _deadlines(scheduler)
+        self._player_id = world.player_status().id
         self.world = world
         self._personas = personas
         self._context = context
@@ -158,7 +160,7 @@ class ModelLineSource:
         """Remember disruptive events: a prepared line made before one no longer fits.
 
         A ready prepared line is discarded at once, so that a fresh one can be asked
-        for while the player is still on the way.
+        for while the player is still on the way (once the rate limit allows it).
         """
         for event in events:
             if isinstance(event, PropHitNpc | NpcKnockedDown):
@@ -172,7 +174,6 @@ class ModelLineSource:
         if self.prepared.take(npc_id) is not None:
             self.prepared.settle(npc_id, "stale")
             self.stale["topic_changed"] += 1
-            self._issued.pop(npc_id, None)
 
     def request(self, ask: LineAsk) -> None:
         """Answer from a prepared line, a prediction in flight, or a new request."""
@@ -193,9 +194,14 @@ class ModelLineSource:
                 return
         snapshot = self._snapshot(ask, predictive=False)
         handle = self.runtime.submit(self._line_request(ask, snapshot))
-        if handle.id not in self._pending:
+        pending = self._pending.get(handle.id)
+        if pending is None:
             self._pending[handle.id] = _Pending(ask, snapshot)
             self._handles[ask.npc_id] = handle
+        elif pending.ask is None:
+            # Merged into this villager's prediction, still running from before a switch
+            # to sync mode: its line answers the ask, as a promoted prediction does.
+            self._promoted[ask.npc_id] = ask
         if ask.trigger is Trigger.CHAT:
             self._out.append(LinePartial(ask.npc_id, ""))
         if self._mode == "sync":
@@ -428,14 +434,14 @@ class ModelLineSource:
         priority = (
             Priority.PREDICTIVE if predictive else _PRIORITY.get(ask.trigger, Priority.REACTIVE)
         )
-        deadline, timeout = _limits_for(self._scheduler, priority)
+        deadline, timeout = self._deadlines[priority]
         signature = (
             f"{ask.npc_id}:{ask.trigger.value}:{ask.listener_id}:{ask.refs}:{ask.player_text}"
         )
         return LineRequest(ask.npc_id, priority, signature, prompt, snapshot, deadline, timeout)
 
     def _listener_name(self, listener_id: int | None) -> str:
-        if listener_id is None or listener_id == self.world.player_status().id:
+        if listener_id is None or listener_id == self._player_id:
             return "traveller"
         persona = self._personas.get(listener_id)
         return "a neighbour" if persona is None else persona.label
@@ -457,9 +463,9 @@ class ModelLineSource:
         used, issued = p["used"], max(1, p["issued"])
         return (
             ("queue / in flight", f"{m.queue_depth} / {m.in_flight}"),
-            ("ttft p50", f"{m.ttft_s.p50 * 1000:.0f} ms"),
+            ("first token p50", f"{m.ttft_s.p50 * 1000:.0f} ms"),
             ("tokens/s p50", f"{m.tokens_per_s.p50:.0f}"),
-            ("predictive hits", f"{used}/{p['issued']} ({100 * used / issued:.0f}%)"),
+            ("predictive hit rate", f"{used}/{p['issued']} ({100 * used / issued:.0f}%)"),
             ("stale drops", str(sum(self.stale.values()))),
             ("fallbacks", str(sum(m.fallbacks.values()))),
         )
@@ -512,14 +518,14 @@ class ModelLineSource:
         self.runtime.shutdown()
 
 
-def _limits_for(config: SchedulerConfig, priority: Priority) -> tuple[float, float]:
-    """The start deadline and whole-request timeout, in seconds, for a priority class."""
+def _deadlines(config: SchedulerConfig) -> dict[Priority, tuple[float, float]]:
+    """The start deadline and whole-request timeout, in seconds, for each priority class."""
     return {
         Priority.PLAYER_CHAT: (config.deadline_player_chat_s, config.timeout_player_chat_s),
         Priority.REACTIVE: (config.deadline_reactive_s, config.timeout_reactive_s),
         Priority.PREDICTIVE: (config.deadline_predictive_s, config.timeout_predictive_s),
         Priority.AMBIENT: (config.deadline_ambient_s, config.timeout_ambient_s),
-    }[priority]
+    }
 
 
 def _ms(p: object) -> dict[str, float]:
