@@ -55,6 +55,8 @@ class Options:
     frames: int = 0
     screenshot: Path | None = None
     log_level: str = "INFO"
+    #: ``time.perf_counter()`` when the program started, to log how soon a window shows.
+    launched_at: float | None = None
 
 
 def run(options: Options) -> int:
@@ -225,9 +227,21 @@ def _run_window(village: Village, settings: Settings, options: Options) -> int:
 
     from game.window import GameWindow
 
-    pygame.init()
+    # Only what the window needs: ``pygame.init()`` also probes audio, which costs about
+    # 100 ms at startup (longer on machines without a sound card) for sound we never play.
     try:
-        window = GameWindow(village, settings.game)
+        pygame.display.init()
+        pygame.font.init()
+        window = GameWindow(village, settings.game, launched_at=options.launched_at)
+    except pygame.error as exc:
+        print(
+            f"zerostall: error: cannot open a window ({exc}); "
+            "on a machine without a display, run with --headless",
+            file=sys.stderr,
+        )
+        pygame.quit()
+        return 2
+    try:
         settle_heap()
         window.run(max_frames=options.frames, screenshot_path=options.screenshot)
     finally:

@@ -22,13 +22,19 @@ logger = logging.getLogger(__name__)
 
 _GRAPH_FRAMES = 240
 _CHAT_MAX = 160
+#: The AI figures are re-read this often; they change slowly and a panel that redraws
+#: faster than 4 Hz cannot be read anyway. Reading them sorts the metric windows.
+_STATS_REFRESH_S = 0.25
 
 
 class GameWindow:
     """Owns the pygame window and runs the interactive loop until the player quits."""
 
-    def __init__(self, village: Village, config: GameConfig) -> None:
+    def __init__(
+        self, village: Village, config: GameConfig, *, launched_at: float | None = None
+    ) -> None:
         self.village = village
+        self.launched_at = launched_at
         self.config = config
         flags = pygame.RESIZABLE | (pygame.FULLSCREEN if config.window.fullscreen else 0)
         size = (config.window.width, config.window.height)
@@ -51,8 +57,12 @@ class GameWindow:
         self.paused = False
         self.chat: str | None = None
         self.chat_npc: int | None = None
+        self._swallow = ""  # typed text to drop once: the key that opened the chat
         self.toast = ""
         self.toast_until = 0.0
+        self.ai_stats: tuple[tuple[str, str], ...] = ()
+        self._stats_at = -_STATS_REFRESH_S
+        self.first_frame_ms: float | None = None
         self.running = True
         self.prev: WorldSnapshot = village.world.snapshot()
         self.curr: WorldSnapshot = self.prev
@@ -64,6 +74,9 @@ class GameWindow:
         while self.running:
             for event in pygame.event.get():
                 self._handle_event(event)
+            # The opening key's text arrives in the same batch, if at all; a later "t"
+            # is the player's.
+            self._swallow = ""
             if not self.paused:
                 self.loop.advance(self._step)
             now = time.perf_counter()
@@ -81,6 +94,8 @@ class GameWindow:
                 frame_dt,
             )
             pygame.display.flip()
+            if frames == 0:
+                self._log_first_frame()
             self.clock.tick(self.config.window.max_fps)
             frames += 1
             if max_frames and frames >= max_frames:
@@ -88,6 +103,12 @@ class GameWindow:
         if screenshot_path is not None:
             screenshot(self.surface, screenshot_path)
             logger.info("screenshot saved to %s", screenshot_path)
+
+    def _log_first_frame(self) -> None:
+        if self.launched_at is None:
+            return
+        self.first_frame_ms = (time.perf_counter() - self.launched_at) * 1000.0
+        logger.info("first frame after %.0f ms", self.first_frame_ms)
 
     def _step(self, _tick: int) -> None:
         self.village.step(self.controls.take_intent())
@@ -97,6 +118,9 @@ class GameWindow:
 
     def _hud(self) -> HudView:
         dialogue = self.village.dialogue
+        now = time.perf_counter()
+        if self.show_graph and now - self._stats_at >= _STATS_REFRESH_S:
+            self.ai_stats, self._stats_at = dialogue.hud_stats(), now
         return HudView(
             fps=self.clock.get_fps(),
             tick_ms=self.village.last_tick_ms(),
@@ -106,10 +130,10 @@ class GameWindow:
             paused=self.paused,
             mode=dialogue.mode,
             load=dialogue.load_view(),
-            ai_stats=dialogue.hud_stats() if self.show_graph else (),
+            ai_stats=self.ai_stats if self.show_graph else (),
             chat_input=self.chat,
             chat_target=self._name_of(self.chat_npc),
-            toast=self.toast if time.perf_counter() < self.toast_until else "",
+            toast=self.toast if now < self.toast_until else "",
         )
 
     def _handle_event(self, event: pygame.event.Event) -> None:
@@ -119,13 +143,15 @@ class GameWindow:
             if self.chat is not None:
                 self._chat_key(event)
             else:
-                self._key(event.key)
+                self._key(event.key, getattr(event, "unicode", ""))
         elif event.type == pygame.KEYUP:
             self.controls.key_up(event.key)
         elif event.type == pygame.TEXTINPUT and self.chat is not None:
-            self.chat = (self.chat + event.text)[:_CHAT_MAX]
+            swallow, self._swallow = self._swallow, ""
+            if event.text != swallow or self.chat:
+                self.chat = (self.chat + event.text)[:_CHAT_MAX]
 
-    def _key(self, key: int) -> None:
+    def _key(self, key: int, typed: str = "") -> None:
         if key == pygame.K_ESCAPE:
             self.paused = not self.paused
             self.loop.reset()
@@ -133,6 +159,7 @@ class GameWindow:
             self.show_help = not self.show_help
         elif key == pygame.K_F3:
             self.show_graph = not self.show_graph
+            self._stats_at = -_STATS_REFRESH_S  # fresh figures the moment the panel opens
         elif key == pygame.K_F5:
             self._say(f"AI mode: {self.village.dialogue.toggle_mode()}")
         elif key == pygame.K_F12:
@@ -141,6 +168,9 @@ class GameWindow:
             self._say(f"Saved {path}")
         elif key in (pygame.K_t, pygame.K_RETURN):
             self._open_chat()
+            if self.chat is not None:
+                # SDL also sends the key that opened the chat as typed text ("t").
+                self._swallow = typed
         else:
             self.controls.key_down(key)
 

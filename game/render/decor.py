@@ -7,6 +7,7 @@ level layer, so only solid colours are used, and text sits on opaque boards.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -207,7 +208,9 @@ def _draw_well(c: _Canvas) -> None:
         border_top_left_radius=4,
         border_top_right_radius=4,
     )
-    _sign(c.layer, c.label, (c.rect.centerx, ring.centery), c.text, c.zoom)
+    # The sign hangs high under the roof: at the ring it would sit behind whoever is at
+    # the well, under their name tag.
+    _sign(c.layer, c.label, (c.rect.centerx, post_top + round(16 * c.zoom)), c.text, c.zoom)
 
 
 def _draw_stall(c: _Canvas) -> None:
@@ -283,26 +286,46 @@ def _draw_sign(c: _Canvas) -> None:
 
 
 def _draw_basket(c: _Canvas) -> None:
-    top = c.rect.top + round(c.rect.height * 0.25)
-    inset = round(c.rect.width * 0.08)
+    """A wicker basket set into the ground: its rim and handle stand at the surface.
+
+    ``rect.top`` is the ground's surface and ``rect.bottom`` the basket's floor; the
+    earth around the body is cut back a little so it reads as dug in, not as a shaft.
+    """
+    w = c.rect.width
+    top, bottom = c.rect.top, c.rect.bottom
+    inset = round(w * 0.12)
+    hole = [
+        (c.rect.left - 3, top),
+        (c.rect.right + 3, top),
+        (c.rect.right - inset + 3, bottom + 3),
+        (c.rect.left + inset - 3, bottom + 3),
+    ]
+    pygame.draw.polygon(c.layer, darken(c.look.outline, 0.7), hole)
     body = [
         (c.rect.left, top),
         (c.rect.right, top),
-        (c.rect.right - inset, c.rect.bottom),
-        (c.rect.left + inset, c.rect.bottom),
+        (c.rect.right - inset, bottom),
+        (c.rect.left + inset, bottom),
     ]
     pygame.draw.polygon(c.layer, c.look.fill, body)
     step = max(3, round(6 * c.zoom))
-    for y in range(top + step, c.rect.bottom, step):
-        t = (y - top) / max(1, c.rect.bottom - top)
+    for row, y in enumerate(range(top + step, bottom, step)):
+        t = (y - top) / max(1, bottom - top)
         pad = round(inset * t) + 2
         pygame.draw.line(c.layer, c.look.detail, (c.rect.left + pad, y), (c.rect.right - pad, y), 1)
-    for x in range(c.rect.left + step * 2, c.rect.right - step, step * 2):
-        pygame.draw.line(c.layer, c.look.detail, (x, top + 2), (x, c.rect.bottom - 2), 1)
+        # Staggered uprights give the weave; cheap and readable at any zoom.
+        for x in range(c.rect.left + pad + (row % 2 + 1) * step, c.rect.right - pad, 2 * step):
+            pygame.draw.line(c.layer, c.look.outline, (x, y - step + 1), (x, y - 1), 1)
     pygame.draw.polygon(c.layer, c.look.outline, body, _line_w(c.zoom))
-    pygame.draw.line(
-        c.layer, c.look.outline, (c.rect.left - 2, top), (c.rect.right + 2, top), _line_w(c.zoom, 4)
-    )
+    # The handle arches over the opening; props fall through it, as art only.
+    handle_h = round(w * 0.55)
+    arc = pygame.Rect(c.rect.left + 3, top - handle_h, w - 6, 2 * handle_h)
+    pygame.draw.arc(c.layer, c.look.outline, arc, 0.0, math.pi, _line_w(c.zoom, 4))
+    pygame.draw.arc(c.layer, c.look.fill, arc.inflate(-3, -3), 0.15, math.pi - 0.15,
+                    _line_w(c.zoom, 2))  # fmt: skip
+    rim = pygame.Rect(c.rect.left - 4, top - round(5 * c.zoom), w + 8, round(9 * c.zoom))
+    pygame.draw.rect(c.layer, lighten(c.look.fill, 0.15), rim, border_radius=4)
+    pygame.draw.rect(c.layer, c.look.outline, rim, _line_w(c.zoom), border_radius=4)
 
 
 def _draw_forge(c: _Canvas) -> None:
@@ -327,7 +350,13 @@ def _draw_forge(c: _Canvas) -> None:
     glow.bottom = mouth.bottom - 2
     pygame.draw.ellipse(c.layer, (246, 140, 40), glow)
     pygame.draw.ellipse(c.layer, (255, 220, 110), glow.inflate(-glow.width // 2, -glow.height // 2))
-    _sign(c.layer, c.label, (body.centerx, body.top + round(10 * c.zoom)), c.text, c.zoom)
+    # On a post above the chimney, clear of the smith's name tag while they work.
+    if c.label:
+        sign_y = chimney.top - round(24 * c.zoom)
+        post = pygame.Rect(0, 0, _line_w(c.zoom, 4), chimney.top - sign_y)
+        post.midbottom = chimney.midtop
+        pygame.draw.rect(c.layer, BARK, post)
+        _sign(c.layer, c.label, (chimney.centerx, sign_y), c.text, c.zoom)
 
 
 def _draw_window(c: _Canvas) -> None:

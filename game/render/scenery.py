@@ -37,7 +37,7 @@ from game.render.palette import (
     mix,
 )
 from game.render.text import TextCache
-from game.sim.snapshot import LevelView, StaticShapeView
+from game.sim.snapshot import DecorView, LevelView, StaticShapeView
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,8 @@ COLORKEY: Rgb = (255, 0, 255)
 #: the bottom edge of the screen.
 EARTH_DEPTH = 160.0
 ROOF_MATERIALS = frozenset({"thatch", "tile", "slate"})
+#: Decor set into the ground; painted after it so the earth does not cover it.
+SUNKEN_KINDS = frozenset({"basket"})
 
 FAR_PARALLAX = 0.3
 NEAR_PARALLAX = 0.55
@@ -160,28 +162,50 @@ def build_level_layer(level: LevelView, zoom: float, text: TextCache) -> pygame.
     def to_px(p: Point) -> Point:
         return p[0] * zoom, (level.height - p[1]) * zoom
 
-    # A zone names itself above its outline; a house or basket inside it need not repeat
-    # the name (signposts keep theirs: they are there to be read).
+    # A zone names itself by its outline, so a house or basket inside it does not repeat
+    # the name, and a signpost saying the same thing is left out: two plates with one
+    # name read as a glitch, and a post at ground level hides behind whoever stands there.
     zone_labels = {z.label for z in level.zones}
-    for item in level.decor:
-        label = item.label if item.kind == "sign" or item.label not in zone_labels else ""
-        top_left = to_px((item.x, item.y + item.h))
-        rect = pygame.Rect(
-            round(top_left[0]), round(top_left[1]), round(item.w * zoom), round(item.h * zoom)
-        )
-        roof = _roof_above(level, item.x, item.y + item.h, item.w)
-        roof_px = None if roof is None else round(to_px((0.0, roof))[1])
-        decor_art.draw_decor(layer, item.kind, rect, item.material, label, text, zoom, roof_px)
+    decor = [d for d in level.decor if not (d.kind == "sign" and d.label in zone_labels)]
+    # Sunken items (a basket in the ground) paint after the ground so they show in it.
+    sunken = [d for d in decor if d.kind in SUNKEN_KINDS]
+    for item in [d for d in decor if d.kind not in SUNKEN_KINDS]:
+        _draw_decor_item(layer, level, item, "" if item.label in zone_labels else item.label,
+                         to_px, text, zoom)  # fmt: skip
     for shape in level.statics:
         _draw_static(layer, shape, to_px, float(size[1]), zoom)
+    for item in sunken:
+        _draw_decor_item(layer, level, item, "" if item.label in zone_labels else item.label,
+                         to_px, text, zoom)  # fmt: skip
+    ground = ground_reference(level)
     for zone in level.zones:
         top_left = to_px((zone.x, zone.y + zone.h))
         rect = pygame.Rect(
             round(top_left[0]), round(top_left[1]), round(zone.w * zoom), round(zone.h * zoom)
         )
-        _draw_zone(layer, rect, zone.label, text)
+        # A zone that reaches down into the ground is named in the earth below it: above
+        # it, at walking height, villagers and their name tags would cover the plate.
+        _draw_zone(layer, rect, zone.label, text, below=zone.y < ground - 20)
     logger.debug("level layer %dx%d painted", *size)
     return layer
+
+
+def _draw_decor_item(
+    layer: pygame.Surface,
+    level: LevelView,
+    item: DecorView,
+    label: str,
+    to_px: Callable[[Point], Point],
+    text: TextCache,
+    zoom: float,
+) -> None:
+    top_left = to_px((item.x, item.y + item.h))
+    rect = pygame.Rect(
+        round(top_left[0]), round(top_left[1]), round(item.w * zoom), round(item.h * zoom)
+    )
+    roof = _roof_above(level, item.x, item.y + item.h, item.w)
+    roof_px = None if roof is None else round(to_px((0.0, roof))[1])
+    decor_art.draw_decor(layer, item.kind, rect, item.material, label, text, zoom, roof_px)
 
 
 def _roof_above(level: LevelView, x: float, top: float, w: float) -> float | None:
@@ -331,11 +355,16 @@ def _thick_segment(a: Point, b: Point, radius: float) -> list[Point]:
     ]
 
 
-def _draw_zone(layer: pygame.Surface, rect: pygame.Rect, label: str, text: TextCache) -> None:
+def _draw_zone(
+    layer: pygame.Surface, rect: pygame.Rect, label: str, text: TextCache, *, below: bool = False
+) -> None:
     dashed_rect(layer, ZONE_LINE, rect, dash=10, gap=6, width=2)
     if label:
         glyphs = text.render(label, 14, WHITE, bold=True)
-        plate = glyphs.get_rect(midbottom=(rect.centerx, rect.top - 4)).inflate(10, 4)
+        plate = glyphs.get_rect(midbottom=(rect.centerx, rect.top - 4))
+        if below:
+            plate.midtop = (rect.centerx, rect.bottom + 6)
+        plate = plate.inflate(10, 4)
         # An opaque plate: antialiased text over the colour key would leave pink fringes.
         pygame.draw.rect(layer, TAG_BG, plate, border_radius=4)
         layer.blit(glyphs, glyphs.get_rect(center=plate.center))
