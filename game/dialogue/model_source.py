@@ -132,7 +132,7 @@ class ModelLineSource:
         self._predictor = EncounterPredictor(world.talk_radius, horizon_s=2.5, withdraw_ticks=20)
         self.prepared = PreparedLines()
         self._pending: dict[int, _Pending] = {}
-        self._handles: dict[int, Handle] = {}
+        self._chats: dict[int, Handle] = {}
         self._promoted: dict[int, LineAsk] = {}
         self._disrupted: dict[int, int] = {}
         self._voices: dict[tuple[int, Trigger], int] = {}
@@ -197,7 +197,8 @@ class ModelLineSource:
         pending = self._pending.get(handle.id)
         if pending is None:
             self._pending[handle.id] = _Pending(ask, snapshot)
-            self._handles[ask.npc_id] = handle
+            if ask.trigger is Trigger.CHAT:
+                self._chats[handle.id] = handle
         elif pending.ask is None:
             # Merged into this villager's prediction, still running from before a switch
             # to sync mode: its line answers the ask, as a promoted prediction does.
@@ -219,8 +220,20 @@ class ModelLineSource:
         self._voices.clear()
         for event in self.runtime.poll():
             self._handle(event, tick)
+        self._watch_chats(tick)
         out, self._out = self._out, []
         return out
+
+    def _watch_chats(self, tick: int) -> None:
+        """Cut a chat reply the moment it stops fitting, even between tokens."""
+        for handle_id, handle in list(self._chats.items()):
+            pending = self._pending.get(handle_id)
+            if pending is None:
+                del self._chats[handle_id]
+                continue
+            reason = self._check(pending.snapshot, tick)
+            if reason is not None:
+                self._cut(handle, pending, reason)
 
     def _warm_up(self, tick: int) -> None:
         """Put the shared prompt prefix into the model's cache before anyone needs it.
@@ -311,12 +324,18 @@ class ModelLineSource:
         pending.tokens += 1
         reason = self._check(pending.snapshot, tick)
         if reason is not None:
-            self.runtime.cancel(event.handle)
-            del self._pending[event.handle.id]
-            self.stale[reason] += 1
-            self._out.append(LineCut(ask.npc_id, reason))
+            self._cut(event.handle, pending, reason)
         elif pending.tokens % _STREAM_EVERY == 1 and event.text_so_far:
             self._out.append(LinePartial(ask.npc_id, event.text_so_far))
+
+    def _cut(self, handle: Handle, pending: _Pending, reason: str) -> None:
+        """Stop a chat reply that no longer fits: cancel it and take its bubble down."""
+        self.runtime.cancel(handle)
+        self._pending.pop(handle.id, None)
+        self._chats.pop(handle.id, None)
+        self.stale[reason] += 1
+        if pending.ask is not None:
+            self._out.append(LineCut(pending.ask.npc_id, reason))
 
     def _settle_prediction(
         self, npc_id: int, text: str, snapshot: LineSnapshot, origin: str, tick: int

@@ -1,0 +1,471 @@
+"""ModelLineSource against the real world and runtime, on a scripted backend.
+
+The layout these tests lean on: the player starts between Marta (to the left, out of
+talk range) and Pip (to the right, inside notice range but outside talk range). The
+harness (``conftest.py``) explains how ticks are kept independent of machine speed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ai import AiEvent, Handle, ScriptedBackend, ScriptedConfig
+from game.dialogue.lines import LineAsk, LineReady
+from game.dialogue.validation import reach
+from game.sim.events import NpcKnockedDown, SpeechWanted, Trigger
+from game.village import Village
+from tests.unit.game.conftest import (
+    CHAT,
+    CHAT_REPLY,
+    FAST_TIMINGS,
+    GREETING,
+    LEFT,
+    RIGHT,
+    STAY,
+    GatedBackend,
+    Tap,
+    let_through,
+    npc_named,
+    open_chat,
+    player_id,
+    remembered,
+    settle,
+    source_of,
+    wait_for,
+    walk,
+)
+
+# -- (a) prepared greetings ------------------------------------------------------------
+
+
+def test_prepared_greeting_is_shown_in_the_tick_its_trigger_fires(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    village = make_village()
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta = npc_named(village, "Marta")
+
+    walk(village, LEFT, 200, until=lambda: tap.asked(marta, Trigger.GREET) is not None)
+
+    ask = tap.asked(marta, Trigger.GREET)
+    assert ask is not None
+    ((shown_tick, ready),) = tap.ready(marta)
+    assert ready.origin == "prepared"
+    assert shown_tick == ask.tick == village.tick
+    assert ready.snapshot is not None
+    assert ready.snapshot.predictive
+    assert ready.snapshot.tick < ask.tick  # asked for before the greeting was wanted
+    assert village.dialogue.latency_ticks["greet"] == [0]
+    assert village.dialogue.board.text_of(marta) == ready.text
+    assert village.dialogue.memories.of(marta).exchanges[-1].text == ready.text
+    assert source.prepared.report()["used"] == 1
+
+
+# -- (b) failed predictions ------------------------------------------------------------
+
+
+def test_prediction_that_fails_cancels_its_request(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = GatedBackend()
+    backend.hold(lambda prompt: prompt.situation == GREETING)
+    village = make_village(backend=backend)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta = npc_named(village, "Marta")
+
+    walk(village, LEFT, 30, until=lambda: backend.stuck, backend=backend)
+    assert marta in source.prepared.in_flight
+    # The player veers away (and stops), so the predicted encounter never happens.
+    walk(village, RIGHT, 6, backend=backend)
+    walk(village, STAY, 60, until=lambda: not source.prepared.in_flight, backend=backend)
+
+    report = source.prepared.report()
+    assert report["cancelled"] >= 1
+    assert report["used"] == report["ready"] == report["in_flight"] == 0
+    assert source.runtime.metrics().cancelled >= 1
+    wait_for(lambda: backend.stopped, "the held generation to stop")
+    assert all(prompt.situation == GREETING for prompt in backend.stopped)
+    assert not backend.finished[1:]  # nothing but the warm-up ran to its end
+    assert tap.asked(marta, Trigger.GREET) is None
+    assert tap.ready(marta) == []
+
+
+def test_unused_prepared_line_expires(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    village = make_village()
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta = npc_named(village, "Marta")
+
+    walk(village, LEFT, 30, until=lambda: marta in source.prepared.ready)
+    expires = source.prepared.ready[marta].expires_tick
+    # The player stops out of talk range: the greeting it was prepared for never comes.
+    walk(village, STAY, 400, until=lambda: marta not in source.prepared.ready)
+
+    assert village.tick == expires + 1
+    report = source.prepared.report()
+    assert report["expired"] >= 1
+    assert report["used"] == 0
+    assert tap.asked(marta, Trigger.GREET) is None
+    assert tap.ready(marta) == []
+
+
+def test_disrupted_prepared_line_is_dropped_without_a_rate_limited_retry(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    numbers = itertools.count(1)
+    backend = GatedBackend(script=lambda prompt: f"Line number {next(numbers)}.")
+    village = make_village("ai.scheduler.rate_limit_s=30.0", backend=backend)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta = npc_named(village, "Marta")
+
+    walk(village, LEFT, 30, until=lambda: marta in source.prepared.ready)
+    prepared_text = source.prepared.ready[marta].text
+    tick = village.tick
+    village.dialogue.handle_events(tick, [NpcKnockedDown(tick, marta)])
+    assert marta not in source.prepared.ready
+    walk(village, LEFT, 200, until=lambda: tap.asked(marta, Trigger.GREET) is not None)
+    walk(village, STAY, 30, until=lambda: bool(tap.ready(marta)))
+
+    assert source.stale["topic_changed"] == 1
+    report = source.prepared.report()
+    assert report["stale"] == 1
+    # A new prediction waits out the runtime's rate limit instead of being refused by it.
+    assert report["failed"] == 0
+    assert "rate_limited" not in source.report()["fallbacks"]
+    ((_, ready),) = tap.ready(marta)
+    assert ready.origin != "prepared"
+    assert prepared_text not in remembered(village)
+
+
+# -- (c) stale replies ------------------------------------------------------------------
+
+
+def test_reply_whose_speaker_moved_on_is_dropped_and_never_remembered(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stale_text = "Who threw that at me?"
+    backend = GatedBackend(script={"hit by a flying object": stale_text})
+    backend.hold(lambda prompt: prompt.situation.startswith("hit by"))
+    village = make_village(backend=backend)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    pip = npc_named(village, "Pip")
+
+    walk(village, STAY, 10)
+    tick = village.tick
+    village.dialogue.handle_events(tick, [SpeechWanted(tick, pip, Trigger.HIT, player_id(village))])
+    village.dialogue.update(tick)
+    settle(village, backend)
+    assert backend.stuck
+    epoch = village.world.npc(pip).epoch  # type: ignore[union-attr]
+    assert village.world.set_talking(pip, True)  # the villager's state machine moves on
+    walk(village, STAY, 1, backend=backend)
+    assert village.world.npc(pip).epoch != epoch  # type: ignore[union-attr]
+
+    backend.release()
+    walk(village, STAY, 30, until=lambda: sum(source.stale.values()) > 0)
+
+    assert dict(source.stale) == {"epoch_changed": 1}
+    assert tap.ready(pip) == []
+    assert village.dialogue.board.text_of(pip) is None
+    assert stale_text not in remembered(village)
+    assert [p.situation for p in backend.finished if p.speaker.startswith("Pip")] == [
+        "hit by a flying object"
+    ]  # the line was written, then held back
+
+
+def test_reply_whose_listener_walked_out_of_range_is_dropped(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stale_text = "Welcome, welcome, come closer."
+    backend = GatedBackend(script={"Pip the child": stale_text})
+    backend.hold(lambda prompt: prompt.speaker.startswith("Pip"))
+    village = make_village(backend=backend)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    pip, me = npc_named(village, "Pip"), player_id(village)
+
+    walk(village, STAY, 10)
+    tick = village.tick
+    village.dialogue.ask(LineAsk(tick, pip, Trigger.GREET, me))
+    village.dialogue.update(tick)
+    settle(village, backend)
+    assert backend.stuck
+    epoch = village.world.npc(pip).epoch  # type: ignore[union-attr]
+    limit = reach(Trigger.GREET, village.world.talk_radius)
+    walk(
+        village,
+        LEFT,
+        60,
+        until=lambda: village.world.distance(pip, me) > limit + 20,  # type: ignore[operator]
+        backend=backend,
+    )
+    walk(village, STAY, 10, backend=backend)
+    assert village.world.npc(pip).epoch == epoch  # type: ignore[union-attr]
+
+    backend.release()
+    walk(village, STAY, 30, until=lambda: sum(source.stale.values()) > 0)
+
+    assert dict(source.stale) == {"out_of_range": 1}
+    assert tap.ready(pip) == []
+    assert village.dialogue.board.text_of(pip) is None
+    assert stale_text not in remembered(village)
+
+
+# -- (d) streamed chat ----------------------------------------------------------------
+
+
+def test_chat_reply_streams_into_its_bubble_then_completes(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = GatedBackend(script={CHAT: CHAT_REPLY})
+    backend.hold(lambda prompt: prompt.situation == CHAT)
+    village = make_village(backend=backend)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    pip = npc_named(village, "Pip")
+    walk(village, STAY, 10)
+
+    said = open_chat(village, pip, "Is the well water sweet?")
+    assert tap.partials(pip) == [(said, "")]  # "thinking" at once
+    assert village.dialogue.board.is_streaming(pip)
+    for _ in range(len(CHAT_REPLY.split())):
+        let_through(village, backend, 1)  # one more token, then the next tick
+        walk(village, STAY, 1, backend=backend)
+    walk(village, STAY, 5, until=lambda: bool(tap.ready(pip)))
+
+    streamed = [(tick, text) for tick, text in tap.partials(pip) if text]
+    assert len(streamed) >= 3
+    ticks, texts = zip(*streamed, strict=True)
+    assert list(ticks) == sorted(set(ticks))  # one update per tick, arriving over time
+    assert all(len(a) < len(b) and b.startswith(a) for a, b in zip(texts, texts[1:], strict=False))
+    ((done_tick, ready),) = tap.ready(pip)
+    assert done_tick > ticks[-1]
+    assert (ready.origin, ready.text) == ("model", CHAT_REPLY)
+    assert ready.text.startswith(texts[-1])
+    assert not village.dialogue.board.is_streaming(pip)
+    assert village.dialogue.board.text_of(pip) == CHAT_REPLY
+    memory = village.dialogue.memories.of(pip).exchanges
+    assert [e.text for e in memory] == ["Is the well water sweet?", CHAT_REPLY]
+    assert tap.cuts(pip) == []
+
+
+def test_chat_reply_is_cut_when_the_player_walks_away_mid_stream(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = GatedBackend(script={CHAT: CHAT_REPLY})
+    backend.hold(lambda prompt: prompt.situation == CHAT)
+    village = make_village(backend=backend)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    pip, me = npc_named(village, "Pip"), player_id(village)
+    walk(village, STAY, 10)
+
+    open_chat(village, pip, "Tell me about the well.")
+    let_through(village, backend, 2)
+    walk(village, STAY, 1, backend=backend)
+    assert any(text for _, text in tap.partials(pip))  # the reply is under way
+    limit = reach(Trigger.CHAT, village.world.talk_radius)
+    cancelled = source.runtime.metrics().cancelled
+    # The model is held mid-reply: the cut must not wait for its next token.
+    walk(village, LEFT, 90, until=lambda: bool(tap.cuts(pip)), backend=backend)
+    assert village.world.distance(pip, me) > limit  # type: ignore[operator]
+
+    walk(village, STAY, 1)  # the runtime reports the cancel at its next poll
+
+    (cut,) = tap.cuts(pip)
+    assert cut.reason in {"out_of_range", "epoch_changed"}
+    assert source.stale[cut.reason] == 1
+    assert source.runtime.metrics().cancelled == cancelled + 1
+    wait_for(lambda: any(p.situation == CHAT for p in backend.stopped), "the stream to stop")
+    assert not any(p.situation == CHAT for p in backend.finished)
+    assert [e for _, e in tap.ready(pip) if e.ask.trigger is Trigger.CHAT] == []
+    assert village.dialogue.board.text_of(pip) != CHAT_REPLY
+    assert not village.dialogue.board.is_streaming(pip)
+    memory = [e.text for e in village.dialogue.memories.of(pip).exchanges]
+    assert memory[0] == "Tell me about the well."
+    assert not [text for text in remembered(village) if CHAT_REPLY.startswith(text)]
+
+
+# -- (e) loading and degraded ---------------------------------------------------------
+
+
+def test_asks_while_the_model_loads_get_template_lines_at_once(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = GatedBackend(hold_load=True)
+    village = make_village(backend=backend, wait=False)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta = npc_named(village, "Marta")
+    assert source.load_view() is not None
+    assert source.load_view().state == "loading"  # type: ignore[union-attr]
+
+    walk(village, LEFT, 200, until=lambda: tap.asked(marta, Trigger.GREET) is not None)
+
+    ((shown, ready),) = tap.ready(marta)
+    assert (ready.origin, shown) == ("template", village.tick)
+    assert ready.text
+    assert source.template_while_loading >= 1
+    assert source.prepared.report()["issued"] == 0
+    assert backend.generate_calls == 0
+    assert all(e.origin == "template" for _, e in tap.out if isinstance(e, LineReady))
+
+    backend.finish_loading()
+    wait_for(lambda: source.load_view().state == "ready", "the model to load")  # type: ignore[union-attr]
+    said = open_chat(village, marta, "Fresh bread today?")
+    walk(village, STAY, 30, until=lambda: len(tap.ready(marta)) == 2)
+    shown, reply = tap.ready(marta)[-1]
+    assert (reply.ask.tick, reply.origin) == (said, "model")
+    assert shown > said
+
+
+@pytest.mark.parametrize("kind", ["scripted load error", "junk GGUF file"])
+def test_a_model_that_cannot_load_degrades_to_template_lines(
+    make_village: Callable[..., Village],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    kind: str,
+) -> None:
+    if kind == "junk GGUF file":
+        junk = tmp_path / "villager-brain.gguf"
+        junk.write_bytes(b"this is not a language model\n" * 64)
+        village = make_village(
+            'ai.model.backend="llama"', f"ai.model.model_path={str(junk)!r}", wait=False
+        )
+    else:
+        backend = ScriptedBackend(FAST_TIMINGS, load_error="the model file is corrupt")
+        village = make_village(backend=backend, wait=False)
+    assert village.dialogue.wait_ready(20.0) == "degraded"
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta, pip = npc_named(village, "Marta"), npc_named(village, "Pip")
+
+    walk(village, LEFT, 200, until=lambda: tap.asked(marta, Trigger.GREET) is not None)
+    said = open_chat(village, marta, "Anything to eat?")
+
+    greet = [e for _, e in tap.ready(marta) if e.ask.trigger is Trigger.GREET]
+    chat = [(t, e) for t, e in tap.ready(marta) if e.ask.trigger is Trigger.CHAT]
+    assert [e.origin for e in greet] == ["template"]
+    assert [(t, e.origin) for t, e in chat] == [(said, "template")]
+    assert village.dialogue.latency_ticks["greet"] == [0]
+    assert {e.origin for _, e in tap.out if isinstance(e, LineReady)} == {"template"}
+    assert source.report()["load"] == "degraded"
+    assert source.prepared.report()["issued"] == 0
+    assert village.dialogue.hud_stats()
+    assert pip in village.world.npc_ids()
+
+
+# -- (f) sync mode and switching --------------------------------------------------------
+
+
+def test_sync_mode_blocks_the_tick_until_the_line_is_done(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    words = "One two three four five six seven eight nine ten."
+    token_s = 0.02
+    backend = GatedBackend(
+        ScriptedConfig(load_s=0.0, ttft_s=0.0, token_s=token_s),
+        script={"hit by a flying object": words},
+    )
+    village = make_village('game.dialogue.ai_mode="sync"', backend=backend)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    pip, me = npc_named(village, "Pip"), player_id(village)
+    assert village.dialogue.mode == "sync"
+
+    tick = village.tick
+    begin = time.perf_counter()
+    village.dialogue.handle_events(tick, [SpeechWanted(tick, pip, Trigger.HIT, me)])
+    blocked_s = time.perf_counter() - begin
+    village.dialogue.update(tick)
+
+    # The scripted model sleeps token_s before each word after the first.
+    assert blocked_s >= (len(words.split()) - 1) * token_s
+    ((shown, ready),) = tap.ready(pip)
+    assert (shown, ready.origin, ready.text) == (tick, "model", words)
+    assert village.dialogue.latency_ticks["hit"] == [0]
+    assert village.dialogue.ai_ms[-1] >= (len(words.split()) - 1) * token_s * 1000.0
+
+    # The same ask in async mode returns before the line exists.
+    assert village.dialogue.toggle_mode() == "async"
+    tick = village.tick
+    village.dialogue.ask(LineAsk(tick, pip, Trigger.NEAR_MISS, me))
+    village.dialogue.update(tick)
+    assert [e.ask.trigger for _, e in tap.ready(pip)] == [Trigger.HIT]
+
+
+def test_switching_modes_at_run_time_keeps_the_model_on_one_thread(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = GatedBackend(ScriptedConfig(load_s=0.0, ttft_s=0.0, token_s=0.002))
+    village = make_village(backend=backend)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    pip = npc_named(village, "Pip")
+
+    # No settling here: requests overlap the switches, as they would in a game.
+    for step in range(150):
+        if step % 7 == 0:
+            village.dialogue.toggle_mode()
+        if step % 10 == 3:
+            village.dialogue.ask(LineAsk(village.tick, pip, Trigger.AMBIENT, None))
+        village.step(LEFT if step < 100 else STAY)
+    settle(village)
+
+    threads = backend.thread_ids
+    assert len(threads) == 1
+    assert threads[0] != threading.get_ident()
+    assert backend.max_active == 1
+    assert backend.generate_calls >= 10
+    shown = [e for _, e in tap.out if isinstance(e, LineReady)]
+    assert {e.origin for e in shown} >= {"model"}
+
+
+def test_greeting_asked_in_sync_mode_while_its_prediction_runs_is_shown(
+    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = GatedBackend()
+    backend.hold(lambda prompt: prompt.situation == GREETING)
+    village = make_village(backend=backend)
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta = npc_named(village, "Marta")
+    walk(village, LEFT, 30, until=lambda: marta in source.prepared.in_flight, backend=backend)
+    assert backend.stuck
+    assert village.dialogue.toggle_mode() == "sync"
+    asked_before = len(tap.asks)
+    wait = source.runtime.wait
+
+    def release_then_wait(handle: Handle, timeout_s: float) -> list[AiEvent]:
+        backend.release()  # the held prediction finishes while the sync tick waits
+        return wait(handle, timeout_s)
+
+    monkeypatch.setattr(source.runtime, "wait", release_then_wait)
+    walk(
+        village,
+        LEFT,
+        200,
+        until=lambda: tap.asked(marta, Trigger.GREET) is not None,
+        backend=backend,
+    )
+
+    # The greeting's request has the prediction's signature, so the runtime merged them.
+    assert [a.trigger for a in tap.asks[asked_before:]] == [Trigger.GREET]
+    assert source.runtime.metrics().merged_duplicates == 1
+    ((shown, ready),) = tap.ready(marta)
+    assert shown == village.tick
+    assert ready.origin == "prepared"
+    assert village.dialogue.board.text_of(marta) == ready.text
+    assert source.prepared.report()["used"] == 1
