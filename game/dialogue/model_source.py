@@ -52,6 +52,9 @@ _PRIORITY: dict[Trigger, Priority] = {
     Trigger.FAREWELL: Priority.AMBIENT,
 }
 _STREAM_EVERY = 3  # re-render a streaming bubble at most every few tokens
+# Encounters are predicted seconds ahead, so 20 updates a second are plenty; the ticks
+# in between spend nothing on prediction.
+_PREDICT_EVERY = 3
 # One event seen by a whole crowd (a toppled stack) must not flood the queue: the first
 # few onlookers get model lines, the rest answer at once from their templates.
 _CROWD_TRIGGERS = frozenset({Trigger.TOPPLED})
@@ -129,7 +132,9 @@ class ModelLineSource:
         self._mode: AiMode = mode
         self._timing = timing or Timing()
         self._sync_wait_s = sync_wait_s
-        self._predictor = EncounterPredictor(world.talk_radius, horizon_s=2.5, withdraw_ticks=20)
+        self._predictor = EncounterPredictor(
+            world.talk_radius, horizon_s=2.5, confirm_updates=2, withdraw_updates=7
+        )
         self.prepared = PreparedLines()
         self._pending: dict[int, _Pending] = {}
         self._chats: dict[int, Handle] = {}
@@ -214,7 +219,7 @@ class ModelLineSource:
         ready = self.runtime.load_progress().state == "ready"
         if ready and not self._warmed:
             self._warm_up(tick)
-        if self._mode == "async" and ready:
+        if self._mode == "async" and ready and tick % _PREDICT_EVERY == 0:
             self._predict(tick)
         self.prepared.expire(tick)
         self._voices.clear()

@@ -1,9 +1,9 @@
 """Predict encounters from physics: who will reach whom, and when.
 
-Each tick, for every villager, the time until the player enters the villager's talk
-radius is solved from positions and velocities. A prediction counts only once it has
-held for a few ticks in a row, so a player who is jittering or jumping about does not
-trigger requests; it is withdrawn once it has failed for a few ticks in a row.
+At each update, for every villager, the time until the player enters the villager's
+talk radius is solved from positions and velocities. A prediction counts only once it
+has held for a few updates in a row, so a player who is jittering or jumping about does
+not trigger requests; it is withdrawn once it has failed for a few updates in a row.
 """
 
 from __future__ import annotations
@@ -57,14 +57,14 @@ class EncounterPredictor:
         talk_radius: float,
         horizon_s: float = 1.5,
         min_speed: float = 40.0,
-        confirm_ticks: int = 4,
-        withdraw_ticks: int = 8,
+        confirm_updates: int = 4,
+        withdraw_updates: int = 8,
     ) -> None:
         self.talk_radius = talk_radius
         self.horizon_s = horizon_s
         self.min_speed = min_speed
-        self.confirm_ticks = confirm_ticks
-        self.withdraw_ticks = withdraw_ticks
+        self.confirm_updates = confirm_updates
+        self.withdraw_updates = withdraw_updates
         self._hits: dict[int, int] = {}
         self._misses: dict[int, int] = {}
         self.active: dict[int, float] = {}
@@ -89,7 +89,7 @@ class EncounterPredictor:
                 self._hits[npc.id] = hits
                 if npc.id in self.active:
                     self.active[npc.id] = eta
-                elif hits >= self.confirm_ticks:
+                elif hits >= self.confirm_updates:
                     self.active[npc.id] = eta
                     changes.append(PredictionChange(npc.id, True, eta))
             else:
@@ -97,7 +97,7 @@ class EncounterPredictor:
                 if npc.id in self.active and eta != 0.0:
                     misses = self._misses.get(npc.id, 0) + 1
                     self._misses[npc.id] = misses
-                    if misses >= self.withdraw_ticks:
+                    if misses >= self.withdraw_updates:
                         del self.active[npc.id]
                         changes.append(PredictionChange(npc.id, False, -1.0))
         return changes

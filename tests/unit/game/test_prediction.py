@@ -51,7 +51,7 @@ def walk(predictor: EncounterPredictor, x: float, vx: float, ticks: int) -> list
 
 
 def test_prediction_needs_a_few_ticks_of_confidence() -> None:
-    predictor = EncounterPredictor(talk_radius=100.0, horizon_s=1.5, confirm_ticks=4)
+    predictor = EncounterPredictor(talk_radius=100.0, horizon_s=1.5, confirm_updates=4)
     assert walk(predictor, -250.0, 200.0, 3) == []
     assert walk(predictor, -240.0, 200.0, 1) == [(9, True)]
     assert 9 in predictor.active
@@ -64,7 +64,7 @@ def test_far_away_or_slow_is_not_predicted() -> None:
 
 
 def test_veering_away_withdraws_the_prediction() -> None:
-    predictor = EncounterPredictor(talk_radius=100.0, confirm_ticks=2, withdraw_ticks=3)
+    predictor = EncounterPredictor(talk_radius=100.0, confirm_updates=2, withdraw_updates=3)
     walk(predictor, -250.0, 200.0, 2)
     assert 9 in predictor.active
     assert walk(predictor, -240.0, -200.0, 3) == [(9, False)]
