@@ -76,6 +76,11 @@ class EncounterPredictor:
             return 0.0 if abs(player.x - npc.x) <= self.talk_radius else None
         return time_to_contact(player.x - npc.x, 0.0, rel_vx, 0.0, self.talk_radius)
 
+    def _lingering(self, player: Motion, npc: Motion) -> bool:
+        # Stopping just short of a villager is not veering away: keep the prediction.
+        slow = abs(player.vx - npc.vx) < self.min_speed
+        return slow and abs(player.x - npc.x) <= 2.0 * self.talk_radius
+
     def update(self, player: Motion, npcs: Sequence[Motion]) -> list[PredictionChange]:
         """Feed one tick of motion; return the predictions that started or ended."""
         changes: list[PredictionChange] = []
@@ -94,7 +99,7 @@ class EncounterPredictor:
                     changes.append(PredictionChange(npc.id, True, eta))
             else:
                 self._hits[npc.id] = 0
-                if npc.id in self.active and eta != 0.0:
+                if npc.id in self.active and eta != 0.0 and not self._lingering(player, npc):
                     misses = self._misses.get(npc.id, 0) + 1
                     self._misses[npc.id] = misses
                     if misses >= self.withdraw_updates:

@@ -69,3 +69,10 @@ def test_veering_away_withdraws_the_prediction() -> None:
     assert 9 in predictor.active
     assert walk(predictor, -240.0, -200.0, 3) == [(9, False)]
     assert 9 not in predictor.active
+
+
+def test_stopping_just_short_keeps_the_prediction() -> None:
+    predictor = EncounterPredictor(talk_radius=100.0, confirm_updates=2, withdraw_updates=3)
+    walk(predictor, -250.0, 200.0, 2)
+    assert walk(predictor, -180.0, 0.0, 20) == []
+    assert 9 in predictor.active
