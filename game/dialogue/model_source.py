@@ -22,19 +22,19 @@ from ai import (
     FallbackUsed,
     Handle,
     LineCompleted,
-    LineRequest,
-    Priority,
     RequestStarted,
     SchedulerConfig,
     TokenStreamed,
 )
+from game.dialogue.asking import Asker, Timing, live_facts
 from game.dialogue.lines import LineAsk, LineCut, LineEvent, LineOrigin, LinePartial, LineReady
 from game.dialogue.memory import Memories
+from game.dialogue.model_report import hud_rows, runtime_report
 from game.dialogue.prediction import EncounterPredictor
 from game.dialogue.prepared import PreparedLine, PreparedLines
-from game.dialogue.prompting import Persona, build_prompt
+from game.dialogue.prompting import Persona
 from game.dialogue.templates import TemplateLines
-from game.dialogue.validation import Limits, LineSnapshot, RefSnapshot, validate
+from game.dialogue.validation import Limits, LineSnapshot, validate
 from game.overlay import LoadView
 from game.sim.events import GameEvent, NpcKnockedDown, PropHitNpc, StackToppled, Trigger
 from game.sim.status import Motion
@@ -44,13 +44,6 @@ logger = logging.getLogger(__name__)
 
 AiMode = Literal["async", "sync"]
 
-# Everything else is reactive. A farewell to someone already walking off matters less
-# than the greeting prepared for the next villager they are about to meet.
-_PRIORITY: dict[Trigger, Priority] = {
-    Trigger.CHAT: Priority.PLAYER_CHAT,
-    Trigger.AMBIENT: Priority.AMBIENT,
-    Trigger.FAREWELL: Priority.AMBIENT,
-}
 _STREAM_EVERY = 3  # re-render a streaming bubble at most every few tokens
 # Encounters are predicted seconds ahead, so 20 updates a second are plenty; the ticks
 # in between spend nothing on prediction.
@@ -59,29 +52,8 @@ _PREDICT_EVERY = 3
 # few onlookers get model lines, the rest answer at once from their templates.
 _CROWD_TRIGGERS = frozenset({Trigger.TOPPLED})
 _MODEL_VOICES_PER_EVENT = 2
-
-
-@dataclass(frozen=True, slots=True)
-class Timing:
-    """Time limits, in ticks, for each kind of line."""
-
-    hz: int = 60
-    chat_ttl_s: float = 10.0
-    reactive_ttl_s: float = 3.0
-    ambient_ttl_s: float = 4.0
-    prepared_ttl_s: float = 5.0
-
-    def ttl_ticks(self, trigger: Trigger, predictive: bool) -> int:
-        """How old a line may be, in ticks, when it appears."""
-        if predictive:
-            seconds = self.prepared_ttl_s
-        elif trigger is Trigger.CHAT:
-            seconds = self.chat_ttl_s
-        elif trigger is Trigger.AMBIENT:
-            seconds = self.ambient_ttl_s
-        else:
-            seconds = self.reactive_ttl_s
-        return round(seconds * self.hz)
+# A topple further away than this goes unnoticed: beyond any villager's notice radius.
+_ONLOOKER_REACH = 500.0
 
 
 @dataclass(slots=True)
@@ -89,19 +61,6 @@ class _Pending:
     ask: LineAsk | None  # None while a prediction waits for its trigger
     snapshot: LineSnapshot
     tokens: int = 0
-
-
-class TemplateFallback:
-    """The runtime's fallback: the speaker's template line for the request's trigger."""
-
-    def __init__(self, templates: TemplateLines) -> None:
-        self._templates = templates
-
-    def fallback_line(self, request: LineRequest) -> str:
-        """A template line for the villager and trigger the request was for."""
-        snapshot = request.snapshot
-        trigger = snapshot.trigger if isinstance(snapshot, LineSnapshot) else Trigger.CHAT
-        return self._templates.line(request.npc_id, trigger, "traveller")
 
 
 class ModelLineSource:
@@ -121,13 +80,9 @@ class ModelLineSource:
         sync_wait_s: float = 5.0,
     ) -> None:
         self.runtime = runtime
-        self._scheduler = scheduler
-        self._deadlines = _deadlines(scheduler)
-        self._player_id = world.player_status().id
         self.world = world
-        self._personas = personas
-        self._context = context
-        self._memories = memories
+        self._asker = Asker(world, personas, context, memories, scheduler)
+        self._rate_limit_s = scheduler.rate_limit_s
         self._templates = templates
         self._mode: AiMode = mode
         self._timing = timing or Timing()
@@ -143,7 +98,6 @@ class ModelLineSource:
         self._voices: dict[tuple[int, Trigger], int] = {}
         self._issued: dict[int, int] = {}
         self._warmed = False
-        self._errand_titles: dict[int, str] | None = None
         self.record_facts = False
         self._out: list[LineEvent] = []
         self.stale: Counter[str] = Counter()
@@ -171,8 +125,21 @@ class ModelLineSource:
             if isinstance(event, PropHitNpc | NpcKnockedDown):
                 self._disrupt(event.npc_id, tick)
             elif isinstance(event, StackToppled):
-                for npc_id in self.world.npc_ids():
+                for npc_id in self._onlookers(event.prop_ids):
                     self._disrupt(npc_id, tick)
+
+    def _onlookers(self, prop_ids: tuple[int, ...]) -> list[int]:
+        """Villagers close enough to a toppled stack for it to change their mood."""
+        where = self.world.entity_position(prop_ids[0]) if prop_ids else None
+        if where is None:
+            return []
+        reach = _ONLOOKER_REACH
+        out = []
+        for npc_id in self.world.npc_ids():
+            npc = self.world.npc(npc_id)
+            if npc is not None and abs(npc.x - where[0]) <= reach:
+                out.append(npc_id)
+        return out
 
     def _disrupt(self, npc_id: int, tick: int) -> None:
         self._disrupted[npc_id] = tick
@@ -197,8 +164,8 @@ class ModelLineSource:
             self._predictor.forget(ask.npc_id)
             if self._use_prediction(ask):
                 return
-        snapshot = self._snapshot(ask, predictive=False)
-        handle = self.runtime.submit(self._line_request(ask, snapshot))
+        snapshot = self._asker.snapshot(ask, predictive=False)
+        handle = self.runtime.submit(self._asker.request(ask, snapshot))
         pending = self._pending.get(handle.id)
         if pending is None:
             self._pending[handle.id] = _Pending(ask, snapshot)
@@ -249,7 +216,7 @@ class ModelLineSource:
         self._warmed = True
         npc_id = self.world.npc_ids()[0]
         ask = LineAsk(tick, npc_id, Trigger.AMBIENT, None)
-        request = self._line_request(ask, self._snapshot(ask, predictive=False))
+        request = self._asker.request(ask, self._asker.snapshot(ask, predictive=False))
         self.runtime.submit(replace(request, signature="warm-up", max_tokens=1))
 
     # -- prediction ----------------------------------------------------------
@@ -267,13 +234,13 @@ class ModelLineSource:
                 self.prepared.settle(npc_id, "cancelled")
         # Ask for every confident prediction that has nothing yet, respecting the runtime's
         # per-villager rate limit so that a quick re-approach retries instead of failing.
-        gap = round(self._scheduler.rate_limit_s * self._timing.hz) + 1
+        gap = round(self._rate_limit_s * self._timing.hz) + 1
         for npc_id in self._predictor.active:
             if self.prepared.wants(npc_id) and tick - self._issued.get(npc_id, -gap) >= gap:
                 self._issued[npc_id] = tick
                 ask = LineAsk(tick, npc_id, Trigger.GREET, player.id)
-                snapshot = self._snapshot(ask, predictive=True)
-                handle = self.runtime.submit(self._line_request(ask, snapshot, predictive=True))
+                snapshot = self._asker.snapshot(ask, predictive=True)
+                handle = self.runtime.submit(self._asker.request(ask, snapshot, predictive=True))
                 self._pending[handle.id] = _Pending(None, snapshot)
                 self.prepared.issue(npc_id, handle)
 
@@ -376,28 +343,7 @@ class ModelLineSource:
         shown_as: LineOrigin = "model" if origin == "model" else "fallback"
         self._out.append(LineReady(ask, text, shown_as, snapshot, self._live(snapshot)))
 
-    # -- snapshots and checks ------------------------------------------------
-
-    def _snapshot(self, ask: LineAsk, predictive: bool) -> LineSnapshot:
-        world = self.world
-        npc = world.npc(ask.npc_id)
-        refs = []
-        for ref_id in ask.refs:
-            where = world.entity_position(ref_id)
-            if where is not None:
-                refs.append(RefSnapshot(ref_id, where[0], where[1]))
-        distance = None if ask.listener_id is None else world.distance(ask.npc_id, ask.listener_id)
-        return LineSnapshot(
-            tick=ask.tick,
-            npc_id=ask.npc_id,
-            epoch=-1 if npc is None else npc.epoch,
-            state="gone" if npc is None else npc.state,
-            trigger=ask.trigger,
-            listener_id=ask.listener_id,
-            distance=distance,
-            refs=tuple(refs),
-            predictive=predictive,
-        )
+    # -- checks --------------------------------------------------------------
 
     def _limits(self, snapshot: LineSnapshot) -> Limits:
         return Limits(
@@ -413,65 +359,11 @@ class ModelLineSource:
         """The raw facts a check reads, for the bubble log (only gathered when logging)."""
         if not self.record_facts:
             return None
-        world = self.world
-        npc = world.npc(snapshot.npc_id)
-        limits = self._limits(snapshot)
-        return {
-            "tick": world.tick,
-            "epoch": None if npc is None else npc.epoch,
-            "conscious": None if npc is None else npc.conscious,
-            "can_talk": None if npc is None else npc.can_talk,
-            "listener_distance": None
-            if snapshot.listener_id is None
-            else world.distance(snapshot.npc_id, snapshot.listener_id),
-            "refs": {str(r.id): world.entity_position(r.id) for r in snapshot.refs},
-            "talk_radius": limits.talk_radius,
-            "ttl_ticks": limits.ttl_ticks,
-            "last_disruption_tick": limits.last_disruption_tick,
-        }
-
-    # -- requests ------------------------------------------------------------
-
-    def _line_request(
-        self, ask: LineAsk, snapshot: LineSnapshot, predictive: bool = False
-    ) -> LineRequest:
-        persona = self._personas[ask.npc_id]
-        listener = self._listener_name(ask.listener_id)
-        subject = errand = ""
-        if ask.trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE):
-            if self._errand_titles is None:  # errands never change giver or title
-                errands = self.world.snapshot().errands
-                self._errand_titles = {e.giver_id: e.title for e in reversed(errands)}
-            errand = self._errand_titles.get(ask.npc_id, "")
-        elif ask.refs:
-            subject = self.world.entity_kind(ask.refs[0]) or ""
-        prompt = build_prompt(
-            self._context,
-            persona,
-            ask.trigger,
-            listener,
-            self._memories.of(ask.npc_id),
-            subject=subject,
-            errand=errand,
-            player_text=ask.player_text,
-        )
-        priority = (
-            Priority.PREDICTIVE if predictive else _PRIORITY.get(ask.trigger, Priority.REACTIVE)
-        )
-        deadline, timeout = self._deadlines[priority]
-        signature = (
-            f"{ask.npc_id}:{ask.trigger.value}:{ask.listener_id}:{ask.refs}:{ask.player_text}"
-        )
-        return LineRequest(ask.npc_id, priority, signature, prompt, snapshot, deadline, timeout)
-
-    def _listener_name(self, listener_id: int | None) -> str:
-        if listener_id is None or listener_id == self._player_id:
-            return "traveller"
-        persona = self._personas.get(listener_id)
-        return "a neighbour" if persona is None else persona.label
+        return live_facts(self.world, snapshot, self._limits(snapshot))
 
     def _template(self, ask: LineAsk) -> str:
-        return self._templates.line(ask.npc_id, ask.trigger, self._listener_name(ask.listener_id))
+        listener = self._asker.listener_name(ask.listener_id)
+        return self._templates.line(ask.npc_id, ask.trigger, listener)
 
     # -- status --------------------------------------------------------------
 
@@ -482,46 +374,17 @@ class ModelLineSource:
 
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Queue, latency and prediction figures for the HUD."""
-        m = self.runtime.metrics()
-        p = self.prepared.report()
-        used, issued = p["used"], max(1, p["issued"])
-        return (
-            ("queue / in flight", f"{m.queue_depth} / {m.in_flight}"),
-            ("first token p50", f"{m.ttft_s.p50 * 1000:.0f} ms"),
-            ("tokens/s p50", f"{m.tokens_per_s.p50:.0f}"),
-            ("predictive hit rate", f"{used}/{p['issued']} ({100 * used / issued:.0f}%)"),
-            ("stale drops", str(sum(self.stale.values()))),
-            ("fallbacks", str(sum(m.fallbacks.values()))),
-        )
+        predictive = self.prepared.report()
+        return hud_rows(self.runtime.metrics(), predictive, sum(self.stale.values()))
 
     def report(self) -> dict[str, object]:
         """The ``ai`` section of the headless report."""
-        m = self.runtime.metrics()
         return {
             "mode": self._mode,
-            "requests": dict(m.by_priority),
-            "submitted": m.submitted,
-            "merged": m.merged_duplicates,
-            "completed": m.completed,
-            "cancelled": m.cancelled,
-            "preempted": m.preempted,
-            "timed_out": m.timed_out,
-            "failed": dict(m.failed),
-            "dropped": dict(m.dropped),
-            "fallbacks": dict(m.fallbacks),
+            **runtime_report(self.runtime.metrics()),
             "stale_dropped": dict(self.stale),
             "predictive": self.prepared.report(),
             "template_while_loading": self.template_while_loading,
-            "max_queue_depth": m.max_queue_depth,
-            "tokens": m.tokens,
-            "ttft_ms": _ms(m.ttft_s),
-            "queue_wait_ms": _ms(m.queue_wait_s),
-            "total_ms": _ms(m.total_s),
-            "tokens_per_s": {
-                "p50": round(m.tokens_per_s.p50, 1),
-                "p95": round(m.tokens_per_s.p95, 1),
-            },
-            "api_call_ms": _ms(m.api_call_s),
             "load": self.runtime.load_progress().state,
         }
 
@@ -540,17 +403,3 @@ class ModelLineSource:
     def close(self) -> None:
         """Stop the worker."""
         self.runtime.shutdown()
-
-
-def _deadlines(config: SchedulerConfig) -> dict[Priority, tuple[float, float]]:
-    """The start deadline and whole-request timeout, in seconds, for each priority class."""
-    return {
-        Priority.PLAYER_CHAT: (config.deadline_player_chat_s, config.timeout_player_chat_s),
-        Priority.REACTIVE: (config.deadline_reactive_s, config.timeout_reactive_s),
-        Priority.PREDICTIVE: (config.deadline_predictive_s, config.timeout_predictive_s),
-        Priority.AMBIENT: (config.deadline_ambient_s, config.timeout_ambient_s),
-    }
-
-
-def _ms(p: object) -> dict[str, float]:
-    return {key: round(float(getattr(p, key)) * 1000.0, 3) for key in ("p50", "p95", "p99", "max")}
