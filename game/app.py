@@ -15,10 +15,11 @@ from typing import IO
 from ai import AiRuntime, Backend, LlamaBackend, ScriptedBackend
 from game.assets import AssetError, asset_path
 from game.config import CONFIG_DIR, Settings, load_settings
+from game.dialogue.asking import TemplateFallback, Timing
 from game.dialogue.dialogue import Dialogue
 from game.dialogue.lines import LineSource, TemplateLineSource
 from game.dialogue.memory import Memories
-from game.dialogue.model_source import ModelLineSource, TemplateFallback, Timing
+from game.dialogue.model_source import ModelLineSource
 from game.dialogue.prompting import Persona, shared_context
 from game.dialogue.templates import TemplateLines
 from game.gcwatch import settle_heap

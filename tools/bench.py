@@ -68,6 +68,8 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
         "overruns": report["overruns"],
         "main_thread_ai_ms": ai.get("main_thread_ai_ms"),
         "greetings_within_1_tick": greeting_share(report),
+        "encounters": ai.get("encounters", 0),
+        "greetings_in_time": ai.get("greetings_within_1_tick", 0),
         "encounter_latency_ticks": ai.get("encounter_latency_ticks"),
         "stale_dropped": ai.get("stale_dropped", {}),
         "predictive": ai.get("predictive", {}),
@@ -138,6 +140,56 @@ def bench_scale(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]
         ]  # fmt: skip
         report = run_game(flags, workdir, f"scale-{npcs}x{props}")
         out.append({"target_npcs": npcs, "target_props": props, **summary(report)})
+    return out
+
+
+def tables(results: dict[str, Any], scale: list[dict[str, Any]]) -> str:
+    """The README's tables, written straight from the results so nothing is retyped."""
+
+    def span(values: list[float], unit: str = " ms") -> str:
+        low, high = min(values), max(values)
+        return (
+            f"{low:.2f}{unit}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}{unit}"
+        )
+
+    rows = [
+        "| scenario | AI | tick p50 | tick p99 | tick max | overruns | greetings within 1 tick "
+        "| stale lines dropped | bubbles failing the audit |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for key, entry in results.items():
+        if key.startswith("_"):
+            continue
+        scenario, mode = key.split("/")
+        runs = entry["runs"]
+        ticks = [r["tick_ms"] for r in runs]
+        in_time = sum(r["greetings_in_time"] for r in runs)
+        greet = (
+            "templates" if mode == "off" else f"{in_time} of {sum(r['encounters'] for r in runs)}"
+        )
+        stale = sum(sum(r["stale_dropped"].values()) for r in runs)
+        failed = sum(r["audit"]["violations"] for r in runs)
+        audit = f"{failed} of {sum(r['audit']['checked'] for r in runs)}"
+        rows.append(
+            f"| {scenario} ({runs[0]['npcs']}, {runs[0]['props']}) | {mode} "
+            f"| {span([t['p50'] for t in ticks])} | {span([t['p99'] for t in ticks])} "
+            f"| {max(t['max'] for t in ticks):.2f} ms "
+            f"| {', '.join(str(r['overruns']) for r in runs)} "
+            f"| {greet} | {stale if mode != 'off' else '–'} | {audit if mode != 'off' else '–'} |"
+        )
+    out = "\n".join(rows) + "\n"
+    if scale:
+        out += (
+            "\n| villagers, props | tick p50 | tick p99 | tick max | AI in tick, max "
+            "| greetings within 1 tick |\n| --- | --- | --- | --- | --- | --- |\n"
+        )
+        for step in scale:
+            t = step["tick_ms"]
+            out += (
+                f"| {step['npcs']}, {step['props']} | {t['p50']:.2f} ms | {t['p99']:.2f} ms "
+                f"| {t['max']:.2f} ms | {step['main_thread_ai_ms']['max']:.2f} ms "
+                f"| {step['greetings_in_time']} of {step['encounters']} |\n"
+            )
     return out
 
 
@@ -233,6 +285,8 @@ def main() -> int:
         scale = [] if args.no_scale else bench_scale(args, workdir)
     written = charts(results, args.out.parent)
     results.pop("_samples")
+    summary_path = args.out.with_suffix(".md")
+    summary_path.write_text(tables(results, scale))
     document = {
         "machine": machine(),
         "settings": {"repeats": args.repeats, "ticks": args.ticks, "paced": True},
@@ -242,7 +296,7 @@ def main() -> int:
         "charts": written,
     }
     args.out.write_text(json.dumps(document, indent=2) + "\n")
-    print(f"wrote {args.out.relative_to(ROOT)} and {', '.join(written)}")
+    print(f"wrote {args.out.relative_to(ROOT)}, {summary_path.relative_to(ROOT)}", *written)
     return 0
 
 
