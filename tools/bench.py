@@ -221,6 +221,7 @@ def charts(results: dict[str, Any], out_dir: Path) -> list[str]:
     latency = samples.get("village/async", {}).get("greet_latency_ticks", [])
     if latency:
         ax.hist(latency, bins=range(0, max(latency) + 2), color="#2a9d3a", align="left")
+    ax.set_xlim(-0.5, max([10, *latency]) + 0.5)  # whole ticks, 0 at the left edge
     ax.set_xlabel("ticks from greeting trigger to bubble")
     ax.set_ylabel("greetings")
     ax.set_title("Encounter latency, village scenario, async (0 = same tick)")
