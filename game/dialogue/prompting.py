@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from ai import PromptSpec
 from game.dialogue.memory import Memory
+from game.dialogue.templates import fill
 from game.sim.events import Trigger
 
 _PREAMBLE = (
@@ -60,7 +61,7 @@ def shared_context(cast: Sequence[Persona]) -> str:
         for trigger in picks:
             options = person.lines.get(trigger, ())
             if options:
-                text = options[0].replace("{player}", "traveller").replace("{name}", person.name)
+                text = fill(options[0], name=person.name, listener="traveller")
                 examples.append(f'{person.label} ({situation(trigger, "traveller")}): "{text}"')
     return "\n".join([_PREAMBLE, "", "The villagers:", *bios, "", *examples])
 

@@ -50,9 +50,13 @@ class TemplateLines:
             self._decks[key] = deck
         text = deck.pop()
         self._last[key] = text
-        return _fill(text, name=self._names.get(npc_id, "me"), listener=listener)
+        return fill(text, name=self._names.get(npc_id, "me"), listener=listener)
 
 
-def _fill(text: str, name: str, listener: str) -> str:
-    # Template data is trusted but may be hand-edited: a stray brace must not crash a bark.
+def fill(text: str, name: str, listener: str) -> str:
+    """Put the speaker's and listener's names into a template line.
+
+    Plain replacement rather than ``str.format``: template data may be hand-edited, and
+    a stray brace must not crash a bark.
+    """
     return text.replace("{name}", name).replace("{player}", listener)
