@@ -32,6 +32,15 @@ class Percentiles:
     p99: float
     max: float
 
+    def as_dict(self, scale: float = 1.0, digits: int = 3) -> dict[str, float]:
+        """p50/p95/p99/max times ``scale`` (1000 turns seconds into ms), rounded."""
+        return {
+            "p50": round(self.p50 * scale, digits),
+            "p95": round(self.p95 * scale, digits),
+            "p99": round(self.p99 * scale, digits),
+            "max": round(self.max * scale, digits),
+        }
+
 
 def percentile(sorted_values: list[float], q: float) -> float:
     """Linear-interpolated percentile ``q`` in [0, 100] of already sorted values."""

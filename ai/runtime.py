@@ -231,13 +231,7 @@ class AiRuntime:
             ticket = self._tickets.get(handle.id)
             if ticket is None or ticket.closed:
                 return False
-            with self._cond:
-                if ticket.state is TicketState.QUEUED:
-                    self._scheduler.remove(ticket)
-                    ticket.state = TicketState.DONE
-                elif ticket.state is TicketState.RUNNING:
-                    ticket.cancel_reason = "cancelled"
-                    self._scheduler.release(ticket)
+            self._stop(ticket, "cancelled")
             self._emit_terminal(ticket, RequestCancelled(handle, ticket.request, "cancelled"))
             return True
         finally:
@@ -334,14 +328,18 @@ class AiRuntime:
             ticket = heapq.heappop(timeouts)[2]
             if ticket.closed:
                 continue
-            with self._cond:
-                if ticket.state is TicketState.QUEUED:
-                    self._scheduler.remove(ticket)
-                    ticket.state = TicketState.DONE
-                elif ticket.state is TicketState.RUNNING:
-                    ticket.cancel_reason = "timeout"
-                    self._scheduler.release(ticket)
+            self._stop(ticket, "timeout")
             self._emit_terminal(ticket, RequestTimedOut(ticket.handle, ticket.request))
+
+    def _stop(self, ticket: Ticket, reason: str) -> None:
+        """Take a queued ticket out of the queue, or stop a running one at its next token."""
+        with self._cond:
+            if ticket.state is TicketState.QUEUED:
+                self._scheduler.remove(ticket)
+                ticket.state = TicketState.DONE
+            elif ticket.state is TicketState.RUNNING:
+                ticket.cancel_reason = reason
+                self._scheduler.release(ticket)
 
     def wait(self, handle: Handle, timeout_s: float) -> list[AiEvent]:
         """Block until ``handle`` finishes or ``timeout_s`` passes; return all events seen.

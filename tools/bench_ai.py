@@ -120,13 +120,7 @@ def _work(n: int) -> int:
 
 
 def _ms(p: Percentiles) -> dict[str, float]:
-    return {
-        "p50": round(p.p50 * 1e3, 4),
-        "p95": round(p.p95 * 1e3, 4),
-        "p99": round(p.p99 * 1e3, 4),
-        "max": round(p.max * 1e3, 4),
-        "count": p.count,
-    }
+    return {**p.as_dict(1e3, 4), "count": p.count}
 
 
 class _Loop:

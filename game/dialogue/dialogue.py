@@ -67,7 +67,7 @@ class Dialogue:
     def handle_events(self, tick: int, events: Sequence[GameEvent]) -> None:
         """Turn this tick's wishes to speak into asks, and remember what matters."""
         start = time.perf_counter()
-        self.source.notice(tick, list(events))
+        self.source.notice(tick, events)
         self._tick_ai_s += time.perf_counter() - start
         for event in events:
             if isinstance(event, SpeechWanted):

@@ -9,6 +9,7 @@ mode of the model source, which exists to show what waiting costs).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -73,7 +74,7 @@ class LineSource(Protocol):
     def mode(self) -> str:
         """How lines are written now, for the HUD."""
 
-    def notice(self, tick: int, events: list[GameEvent]) -> None:
+    def notice(self, tick: int, events: Sequence[GameEvent]) -> None:
         """See this tick's game events (before any asks they cause)."""
 
     def request(self, ask: LineAsk) -> None:
@@ -114,7 +115,7 @@ class TemplateLineSource:
         """Template lines only."""
         return "off"
 
-    def notice(self, tick: int, events: list[GameEvent]) -> None:
+    def notice(self, tick: int, events: Sequence[GameEvent]) -> None:
         """Template lines do not depend on history."""
 
     def request(self, ask: LineAsk) -> None:

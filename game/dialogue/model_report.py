@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ai import AiMetrics, Percentiles
+from ai import AiMetrics
 
 
 def hud_rows(
@@ -38,18 +38,9 @@ def runtime_report(metrics: AiMetrics) -> dict[str, object]:
         "fallbacks": dict(m.fallbacks),
         "max_queue_depth": m.max_queue_depth,
         "tokens": m.tokens,
-        "ttft_ms": _ms(m.ttft_s),
-        "queue_wait_ms": _ms(m.queue_wait_s),
-        "total_ms": _ms(m.total_s),
+        "ttft_ms": m.ttft_s.as_dict(1000.0),
+        "queue_wait_ms": m.queue_wait_s.as_dict(1000.0),
+        "total_ms": m.total_s.as_dict(1000.0),
         "tokens_per_s": {"p50": round(m.tokens_per_s.p50, 1), "p95": round(m.tokens_per_s.p95, 1)},
-        "api_call_ms": _ms(m.api_call_s),
-    }
-
-
-def _ms(p: Percentiles) -> dict[str, float]:
-    return {
-        "p50": round(p.p50 * 1000.0, 3),
-        "p95": round(p.p95 * 1000.0, 3),
-        "p99": round(p.p99 * 1000.0, 3),
-        "max": round(p.max * 1000.0, 3),
+        "api_call_ms": m.api_call_s.as_dict(1000.0),
     }

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -115,7 +115,7 @@ class ModelLineSource:
         self._mode = "sync" if self._mode == "async" else "async"
         return self._mode
 
-    def notice(self, tick: int, events: list[GameEvent]) -> None:
+    def notice(self, tick: int, events: Sequence[GameEvent]) -> None:
         """Remember disruptive events: a prepared line made before one no longer fits.
 
         A ready prepared line is discarded at once, so that a fresh one can be asked

@@ -100,17 +100,17 @@ def _post_solve(arbiter: pymunk.Arbiter, _space: pymunk.Space, data: Any) -> Non
         log.prop_touches.append(touch)
 
 
-def _enter(arbiter: pymunk.Arbiter, _space: pymunk.Space, data: Any) -> None:
+def _crossing(arbiter: pymunk.Arbiter, data: Any, entered: bool) -> None:
     log: ContactLog = data
     zone, prop = arbiter.shapes
     if zone.collision_type != CollisionType.ZONE:
         zone, prop = prop, zone
-    log.crossings.append(ZoneCrossing(zone, prop, entered=True))
+    log.crossings.append(ZoneCrossing(zone, prop, entered=entered))
+
+
+def _enter(arbiter: pymunk.Arbiter, _space: pymunk.Space, data: Any) -> None:
+    _crossing(arbiter, data, entered=True)
 
 
 def _leave(arbiter: pymunk.Arbiter, _space: pymunk.Space, data: Any) -> None:
-    log: ContactLog = data
-    zone, prop = arbiter.shapes
-    if zone.collision_type != CollisionType.ZONE:
-        zone, prop = prop, zone
-    log.crossings.append(ZoneCrossing(zone, prop, entered=False))
+    _crossing(arbiter, data, entered=False)
