@@ -50,11 +50,6 @@ class LlamaBackend:
         """The GGUF file in use, once loaded."""
         return self._model_path
 
-    @property
-    def uses_chat(self) -> bool:
-        """True when prompts go through the model's chat template."""
-        return self._use_chat
-
     def load(self, progress: ProgressCallback) -> None:
         """Resolve, verify and load the model; raise ModelLoadError on failure."""
         # Imported here so ``python -m ai.model`` does not find the module

@@ -57,13 +57,6 @@ class Cast:
 
     npcs: tuple[NpcSpec, ...]
 
-    def by_id(self, spec_id: str) -> NpcSpec | None:
-        """The villager with cast key ``spec_id``, if any."""
-        for spec in self.npcs:
-            if spec.id == spec_id:
-                return spec
-        return None
-
 
 def load_cast(name: str | Path = DEFAULT_CAST) -> Cast:
     """Load and validate the cast file; raise AssetError naming the file, villager and key."""
