@@ -15,19 +15,19 @@ from typing import IO
 from ai import AiRuntime, Backend, LlamaBackend, ScriptedBackend
 from game.assets import AssetError, asset_path
 from game.config import CONFIG_DIR, Settings, load_settings
-from game.dialogue.asking import TemplateFallback, Timing
+from game.dialogue.request_builder import TemplateFallback, Timing
 from game.dialogue.dialogue import Dialogue
-from game.dialogue.lines import LineSource, TemplateLineSource
+from game.dialogue.line_source import LineSource, TemplateLineSource
 from game.dialogue.memory import Memories
-from game.dialogue.model_source import ModelLineSource
-from game.dialogue.prompting import Persona, shared_context
+from game.dialogue.model_line_source import ModelLineSource
+from game.dialogue.persona_prompt import Persona, shared_context
 from game.dialogue.templates import TemplateLines
 from game.gcwatch import settle_heap
 from game.settings import ConfigError
 from game.sim.cast import NpcSpec, load_cast
 from game.sim.level import load_level
 from game.sim.world import World
-from game.village import Village
+from game.session import Session
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def run(options: Options) -> int:
         return _run_window(village, settings, options)
 
 
-def build_village(settings: Settings, bubble_log: IO[str] | None = None) -> Village:
+def build_village(settings: Settings, bubble_log: IO[str] | None = None) -> Session:
     """Load the level and villagers and wire the dialogue. Raises AssetError, ConfigError."""
     world_config = settings.game.world
     level = load_level(asset_path(world_config.level))
@@ -115,7 +115,7 @@ def build_village(settings: Settings, bubble_log: IO[str] | None = None) -> Vill
         memories=memories,
         bubble_log=bubble_log,
     )
-    return Village(world, dialogue)
+    return Session(world, dialogue)
 
 
 def _spec(world: World, npc_id: int) -> NpcSpec:
@@ -177,9 +177,9 @@ def _overrides(options: Options) -> tuple[str, ...]:
     return flags + options.overrides
 
 
-def _run_headless(village: Village, settings: Settings, options: Options) -> int:
+def _run_headless(village: Session, settings: Settings, options: Options) -> int:
     from game.headless import run_headless
-    from game.sim.bot import Bot
+    from game.input.bot import Bot
 
     headless = settings.game.headless
     world = village.world
@@ -222,7 +222,7 @@ def _run_headless(village: Village, settings: Settings, options: Options) -> int
     return 0
 
 
-def _run_window(village: Village, settings: Settings, options: Options) -> int:
+def _run_window(village: Session, settings: Settings, options: Options) -> int:
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     import pygame
 

@@ -10,15 +10,15 @@ from typing import Any
 from game.config import LoopConfig
 from game.gcwatch import GcWatch
 from game.loop import FixedStepLoop
-from game.sim.bot import Bot
+from game.input.bot import Bot
 from game.stats import summarize_ms
-from game.village import Village
+from game.session import Session
 
 logger = logging.getLogger(__name__)
 
 
 def run_headless(
-    village: Village,
+    village: Session,
     bot: Bot,
     ticks: int,
     loop_config: LoopConfig,

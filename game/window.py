@@ -11,12 +11,12 @@ from pathlib import Path
 import pygame
 
 from game.config import GameConfig
-from game.controls import Controls
+from game.input.controls import Controls
 from game.loop import FixedStepLoop
-from game.overlay import HudView
+from game.views import HudView
 from game.render.renderer import Renderer, screenshot
 from game.sim.snapshot import WorldSnapshot
-from game.village import Village
+from game.session import Session
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class GameWindow:
     """Owns the pygame window and runs the interactive loop until the player quits."""
 
     def __init__(
-        self, village: Village, config: GameConfig, *, launched_at: float | None = None
+        self, village: Session, config: GameConfig, *, launched_at: float | None = None
     ) -> None:
         self.village = village
         self.launched_at = launched_at

@@ -212,7 +212,7 @@ def charts(results: dict[str, Any], out_dir: Path) -> list[str]:
     ax.set_xscale("log")
     ax.set_xlabel("tick processing time (ms, log scale)")
     ax.set_ylabel("ticks at or below (%)")
-    ax.set_title("Village scenario: time per tick, AI off / async / sync")
+    ax.set_title("Session scenario: time per tick, AI off / async / sync")
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
     written.append(_save(fig, out_dir / "frame_times.png"))

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import IO
 
 from game.dialogue.bubbles import BubbleBoard
-from game.dialogue.lines import LineAsk, LineCut, LinePartial, LineReady, LineSource
+from game.dialogue.line_source import LineAsk, LineCut, LinePartial, LineReady, LineSource
 from game.dialogue.memory import Memories
-from game.overlay import BubbleKind, BubbleView, LoadView
+from game.views import BubbleKind, BubbleView, LoadView
 from game.sim.events import (
     ErrandCompleted,
     GameEvent,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pygame
 
-from game.overlay import BubbleKind, BubbleView
+from game.views import BubbleKind, BubbleView
 from game.render.palette import Rgb, mix
 from game.render.text import TextCache
 

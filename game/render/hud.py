@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pygame
 
-from game.overlay import HudView, LoadView
+from game.views import HudView, LoadView
 from game.render.palette import (
     HUD_BAD,
     HUD_DIM,

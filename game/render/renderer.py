@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pygame
 
-from game.overlay import BubbleView, HudView
+from game.views import BubbleView, HudView
 from game.render.bubbles import BubbleArtist
 from game.render.camera import Camera
 from game.render.hud import Hud

@@ -21,7 +21,7 @@ from game.sim.events import (
     PropHitNpc,
     PropLandedNear,
 )
-from game.sim.flight import NEAR_MISS_SPEED, FlightTracker
+from game.sim.airborne import NEAR_MISS_SPEED, FlightTracker
 from game.sim.npc import Stimulus, StimulusKind
 from game.sim.perception import XIndex
 from game.sim.player import Player

@@ -21,11 +21,11 @@ from ai.backend import StopCheck
 from ai.scripted_backend import Script
 from game.app import build_village
 from game.config import load_settings
-from game.dialogue.lines import LineAsk, LineCut, LineEvent, LinePartial, LineReady
-from game.dialogue.model_source import ModelLineSource
+from game.dialogue.line_source import LineAsk, LineCut, LineEvent, LinePartial, LineReady
+from game.dialogue.model_line_source import ModelLineSource
 from game.sim.events import Trigger
 from game.sim.player import PlayerIntent
-from game.village import Village
+from game.session import Session
 
 FAST = (
     'ai.model.backend="scripted"',
@@ -133,18 +133,18 @@ class GatedBackend(ScriptedBackend):
 # -- helpers -------------------------------------------------------------------------
 
 
-def source_of(village: Village) -> ModelLineSource:
+def source_of(village: Session) -> ModelLineSource:
     source = village.dialogue.source
     assert isinstance(source, ModelLineSource)
     return source
 
 
-def npc_named(village: Village, name: str) -> int:
+def npc_named(village: Session, name: str) -> int:
     world = village.world
     return next(i for i in world.npc_ids() if (npc := world.npc(i)) and npc.name == name)
 
 
-def player_id(village: Village) -> int:
+def player_id(village: Session) -> int:
     return village.world.player_status().id
 
 
@@ -157,7 +157,7 @@ def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 3.0) -
         time.sleep(0.0005)
 
 
-def settle(village: Village, backend: GatedBackend | None = None) -> None:
+def settle(village: Session, backend: GatedBackend | None = None) -> None:
     """Wait until the worker is idle, or parked at a gate with nothing let through."""
     runtime = source_of(village).runtime
     wait_for(
@@ -169,14 +169,14 @@ def settle(village: Village, backend: GatedBackend | None = None) -> None:
     )
 
 
-def let_through(village: Village, backend: GatedBackend, words: int) -> None:
+def let_through(village: Session, backend: GatedBackend, words: int) -> None:
     """Let ``words`` held words through and wait until they have been generated."""
     backend.allow(words)
     settle(village, backend)
 
 
 def walk(
-    village: Village,
+    village: Session,
     intent: PlayerIntent,
     ticks: int,
     until: Callable[[], bool] | None = None,
@@ -232,22 +232,22 @@ class Tap:
         return [e for _, e in self.out if isinstance(e, LineCut) and e.npc_id == npc_id]
 
 
-def remembered(village: Village) -> list[str]:
+def remembered(village: Session) -> list[str]:
     """Every line any villager remembers."""
     memories = village.dialogue.memories
     return [e.text for npc_id in village.world.npc_ids() for e in memories.of(npc_id).exchanges]
 
 
 @pytest.fixture
-def make_village(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Village]]:
+def make_village(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Session]]:
     """Build villages the way the game does; always release gates and stop the worker."""
-    built: list[tuple[Village, GatedBackend | ScriptedBackend | None]] = []
+    built: list[tuple[Session, GatedBackend | ScriptedBackend | None]] = []
 
     def build(
         *overrides: str,
         backend: GatedBackend | ScriptedBackend | None = None,
         wait: bool = True,
-    ) -> Village:
+    ) -> Session:
         if backend is not None:
             monkeypatch.setattr(game.app, "ScriptedBackend", lambda timings: backend)
         village = build_village(load_settings(overrides=FAST + overrides))
@@ -264,7 +264,7 @@ def make_village(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Vill
         village.dialogue.close()
 
 
-def open_chat(village: Village, npc_id: int, text: str) -> int:
+def open_chat(village: Session, npc_id: int, text: str) -> int:
     """Open a chat as the window does, say ``text``, and return the tick it was said."""
     assert village.world.set_talking(npc_id, True)
     walk(village, STAY, 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from game.dialogue.bubbles import BubbleBoard
 from game.dialogue.dialogue import Dialogue
-from game.dialogue.lines import LineAsk, TemplateLineSource
+from game.dialogue.line_source import LineAsk, TemplateLineSource
 from game.dialogue.templates import TemplateLines
 from game.sim.events import SpeechWanted, Trigger
 

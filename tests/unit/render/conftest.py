@@ -18,7 +18,7 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import pygame  # noqa: E402  (the SDL drivers must be chosen before pygame loads)
 
-from game.overlay import BubbleView, HudView, LoadView  # noqa: E402
+from game.views import BubbleView, HudView, LoadView  # noqa: E402
 from game.sim.snapshot import (  # noqa: E402
     ActorView,
     DecorView,

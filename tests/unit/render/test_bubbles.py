@@ -6,7 +6,7 @@ import pygame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.overlay import BubbleView
+from game.views import BubbleView
 from game.render.bubbles import GAP, THINKING_SIZE, BubbleArtist, stack_rects
 from game.render.text import TextCache
 

@@ -7,7 +7,7 @@ import dataclasses
 import pygame
 import pytest
 
-from game.overlay import HudView, LoadView
+from game.views import HudView, LoadView
 from game.render.hud import BUDGET_LINE, HUD_BAD, HUD_GOOD, Hud, mode_label
 from game.render.palette import EARTH
 from game.render.scenery import build_level_layer

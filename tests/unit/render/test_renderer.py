@@ -9,7 +9,7 @@ from pathlib import Path
 import pygame
 import pytest
 
-from game.overlay import BubbleView, HudView
+from game.views import BubbleView, HudView
 from game.render.renderer import Renderer, screenshot
 from game.render.shapes import blend, lerp_angle
 from game.sim.snapshot import LevelView

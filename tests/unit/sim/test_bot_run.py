@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from game.sim.bot import Bot
+from game.input.bot import Bot
 from game.sim.cast import Cast
 from game.sim.events import (
     ErrandProgressed,

@@ -15,7 +15,7 @@ from typing import Literal, Protocol
 
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot
-from game.overlay import LoadView
+from game.views import LoadView
 from game.sim.events import GameEvent, Trigger
 
 LineOrigin = Literal["template", "model", "prepared", "fallback"]

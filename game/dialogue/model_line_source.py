@@ -26,16 +26,16 @@ from ai import (
     SchedulerConfig,
     TokenStreamed,
 )
-from game.dialogue.asking import Asker, Timing, live_facts
-from game.dialogue.lines import LineAsk, LineCut, LineEvent, LineOrigin, LinePartial, LineReady
+from game.dialogue.request_builder import Asker, Timing, live_facts
+from game.dialogue.line_source import LineAsk, LineCut, LineEvent, LineOrigin, LinePartial, LineReady
 from game.dialogue.memory import Memories
 from game.dialogue.model_report import hud_rows, runtime_report
 from game.dialogue.prediction import EncounterPredictor
 from game.dialogue.prepared import PreparedLine, PreparedLines
-from game.dialogue.prompting import Persona
+from game.dialogue.persona_prompt import Persona
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import Limits, LineSnapshot, validate
-from game.overlay import LoadView
+from game.views import LoadView
 from game.sim.events import GameEvent, NpcKnockedDown, PropHitNpc, StackToppled, Trigger
 from game.sim.status import Motion
 from game.sim.world import World

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ai import LineRequest, Priority, SchedulerConfig
-from game.dialogue.lines import LineAsk
+from game.dialogue.line_source import LineAsk
 from game.dialogue.memory import Memories
-from game.dialogue.prompting import Persona, build_prompt
+from game.dialogue.persona_prompt import Persona, build_prompt
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import Limits, LineSnapshot, RefSnapshot
 from game.sim.events import Trigger

@@ -14,7 +14,7 @@ from game.sim.world import World
 Clock = Callable[[], float]
 
 
-class Village:
+class Session:
     """Steps the world one fixed tick and lets the dialogue react, timing each tick.
 
     The same object runs behind the window and in headless runs, so the tick timings

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from ai import AiEvent, Handle, ScriptedBackend, ScriptedConfig
-from game.dialogue.lines import LineAsk, LineReady
+from game.dialogue.line_source import LineAsk, LineReady
 from game.dialogue.validation import reach
 from game.sim.events import NpcKnockedDown, SpeechWanted, Trigger
-from game.village import Village
+from game.session import Session
 from tests.unit.game.conftest import (
     CHAT,
     CHAT_REPLY,
@@ -45,7 +45,7 @@ from tests.unit.game.conftest import (
 
 
 def test_prepared_greeting_is_shown_in_the_tick_its_trigger_fires(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     village = make_village()
     source = source_of(village)
@@ -72,7 +72,7 @@ def test_prepared_greeting_is_shown_in_the_tick_its_trigger_fires(
 
 
 def test_prediction_that_fails_cancels_its_request(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend = GatedBackend()
     backend.hold(lambda prompt: prompt.situation == GREETING)
@@ -99,7 +99,7 @@ def test_prediction_that_fails_cancels_its_request(
 
 
 def test_unused_prepared_line_expires(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     village = make_village()
     source = source_of(village)
@@ -120,7 +120,7 @@ def test_unused_prepared_line_expires(
 
 
 def test_disrupted_prepared_line_is_dropped_without_a_rate_limited_retry(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     numbers = itertools.count(1)
     backend = GatedBackend(script=lambda prompt: f"Line number {next(numbers)}.")
@@ -152,7 +152,7 @@ def test_disrupted_prepared_line_is_dropped_without_a_rate_limited_retry(
 
 
 def test_reply_whose_speaker_moved_on_is_dropped_and_never_remembered(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stale_text = "Who threw that at me?"
     backend = GatedBackend(script={"hit by a flying object": stale_text})
@@ -186,7 +186,7 @@ def test_reply_whose_speaker_moved_on_is_dropped_and_never_remembered(
 
 
 def test_reply_whose_listener_walked_out_of_range_is_dropped(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stale_text = "Welcome, welcome, come closer."
     backend = GatedBackend(script={"Pip the child": stale_text})
@@ -227,7 +227,7 @@ def test_reply_whose_listener_walked_out_of_range_is_dropped(
 
 
 def test_chat_reply_streams_into_its_bubble_then_completes(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend = GatedBackend(script={CHAT: CHAT_REPLY})
     backend.hold(lambda prompt: prompt.situation == CHAT)
@@ -262,7 +262,7 @@ def test_chat_reply_streams_into_its_bubble_then_completes(
 
 
 def test_chat_reply_is_cut_when_the_player_walks_away_mid_stream(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend = GatedBackend(script={CHAT: CHAT_REPLY})
     backend.hold(lambda prompt: prompt.situation == CHAT)
@@ -302,7 +302,7 @@ def test_chat_reply_is_cut_when_the_player_walks_away_mid_stream(
 
 
 def test_asks_while_the_model_loads_get_template_lines_at_once(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend = GatedBackend(hold_load=True)
     village = make_village(backend=backend, wait=False)
@@ -333,7 +333,7 @@ def test_asks_while_the_model_loads_get_template_lines_at_once(
 
 @pytest.mark.parametrize("kind", ["scripted load error", "junk GGUF file"])
 def test_a_model_that_cannot_load_degrades_to_template_lines(
-    make_village: Callable[..., Village],
+    make_village: Callable[..., Session],
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     kind: str,
@@ -371,7 +371,7 @@ def test_a_model_that_cannot_load_degrades_to_template_lines(
 
 
 def test_sync_mode_blocks_the_tick_until_the_line_is_done(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     words = "One two three four five six seven eight nine ten."
     token_s = 0.02
@@ -407,7 +407,7 @@ def test_sync_mode_blocks_the_tick_until_the_line_is_done(
 
 
 def test_switching_modes_at_run_time_keeps_the_model_on_one_thread(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend = GatedBackend(ScriptedConfig(load_s=0.0, ttft_s=0.0, token_s=0.002))
     village = make_village(backend=backend)
@@ -434,7 +434,7 @@ def test_switching_modes_at_run_time_keeps_the_model_on_one_thread(
 
 
 def test_greeting_asked_in_sync_mode_while_its_prediction_runs_is_shown(
-    make_village: Callable[..., Village], monkeypatch: pytest.MonkeyPatch
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend = GatedBackend()
     backend.hold(lambda prompt: prompt.situation == GREETING)
