@@ -15,19 +15,21 @@ from typing import IO
 from ai import AiRuntime, Backend, LlamaBackend, ScriptedBackend
 from game.assets import AssetError, asset_path
 from game.config import CONFIG_DIR, Settings, load_settings
-from game.dialogue.request_builder import TemplateFallback, Timing
 from game.dialogue.dialogue import Dialogue
-from game.dialogue.line_source import LineSource, TemplateLineSource
+from game.dialogue.disruptions import Disruptions
+from game.dialogue.line_source import LineSource, SourceStatus, TemplateLineSource
 from game.dialogue.memory import Memories
 from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.persona_prompt import Persona, shared_context
+from game.dialogue.request_builder import TemplateFallback
 from game.dialogue.templates import TemplateLines
 from game.gcwatch import settle_heap
+from game.session import Session
 from game.settings import ConfigError
 from game.sim.cast import NpcSpec, load_cast
 from game.sim.level import load_level
+from game.sim.ticks import ticks
 from game.sim.world import World
-from game.session import Session
 
 logger = logging.getLogger(__name__)
 
@@ -72,21 +74,29 @@ def run(options: Options) -> int:
             log = None
             if options.bubble_log is not None:
                 log = stack.enter_context(options.bubble_log.open("w", encoding="utf-8"))
-            village = build_village(settings, log)
+            village = build_village(settings, bubble_log=log)
         except (ConfigError, AssetError) as exc:
             print(f"zerostall: error: {exc}", file=sys.stderr)
             return 2
         except OSError as exc:
             print(f"zerostall: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
             return 2
-        stack.callback(village.dialogue.close)
+        stack.callback(village.close)
         if options.headless:
             return _run_headless(village, settings, options)
         return _run_window(village, settings, options)
 
 
-def build_village(settings: Settings, bubble_log: IO[str] | None = None) -> Session:
-    """Load the level and villagers and wire the dialogue. Raises AssetError, ConfigError."""
+def build_village(
+    settings: Settings,
+    backend: Backend | None = None,
+    bubble_log: IO[str] | None = None,
+) -> Session:
+    """Load the level and villagers and wire the dialogue. Raises AssetError, ConfigError.
+
+    ``backend`` writes the villagers' lines when the AI is on; by default the one that
+    ``ai.model.backend`` names (llama.cpp, or the scripted fake).
+    """
     world_config = settings.game.world
     level = load_level(asset_path(world_config.level))
     cast = load_cast(asset_path(world_config.cast))
@@ -103,19 +113,27 @@ def build_village(settings: Settings, bubble_log: IO[str] | None = None) -> Sess
         {npc_id: spec.templates for npc_id, spec in specs.items()}, names, seed=world_config.seed
     )
     memories = Memories()
-    source = _line_source(settings, world, specs, templates, memories)
-    if isinstance(source, ModelLineSource):
-        source.record_facts = bubble_log is not None
-    hz = settings.game.loop.hz
+    disruptions = Disruptions(world)
+    dialogue_config = settings.game.dialogue
+    source: LineSource
+    status: SourceStatus
+    if dialogue_config.ai_mode == "off":
+        source = status = TemplateLineSource(templates, {world.player_status().id: "traveller"})
+    else:
+        model = _model_source(settings, backend, world, specs, templates, memories, disruptions)
+        model.checker.record_facts = bubble_log is not None
+        source = status = model
     dialogue = Dialogue(
         source,
         names,
-        bubble_ticks=round(settings.game.dialogue.bubble_s * hz),
-        chat_bubble_ticks=round(settings.game.dialogue.chat_bubble_s * hz),
+        bubble_ticks=ticks(dialogue_config.bubble_s),
+        chat_bubble_ticks=ticks(dialogue_config.chat_bubble_s),
+        player_text_max_chars=settings.ai.hygiene.player_text_max_chars,
         memories=memories,
+        disruptions=disruptions,
         bubble_log=bubble_log,
     )
-    return Session(world, dialogue)
+    return Session(world, dialogue, status)
 
 
 def _spec(world: World, npc_id: int) -> NpcSpec:
@@ -125,21 +143,21 @@ def _spec(world: World, npc_id: int) -> NpcSpec:
     return spec
 
 
-def _line_source(
+def _model_source(
     settings: Settings,
+    backend: Backend | None,
     world: World,
     specs: Mapping[int, NpcSpec],
     templates: TemplateLines,
     memories: Memories,
-) -> LineSource:
-    """Template lines with the AI off; otherwise the model, loading in the background."""
-    mode = settings.game.dialogue.ai_mode
-    if mode == "off":
-        return TemplateLineSource(templates, {world.player_status().id: "traveller"})
+    disruptions: Disruptions,
+) -> ModelLineSource:
+    """The language model's line source, its model loading in the background."""
     ai = settings.ai
-    backend: Backend = (
-        ScriptedBackend(ai.scripted) if ai.model.backend == "scripted" else LlamaBackend(ai)
-    )
+    if backend is None:
+        backend = (
+            ScriptedBackend(ai.scripted) if ai.model.backend == "scripted" else LlamaBackend(ai)
+        )
     runtime = AiRuntime(ai, backend, TemplateFallback(templates))
     runtime.start()
     personas = {
@@ -154,8 +172,8 @@ def _line_source(
         memories,
         templates,
         ai.scheduler,
-        mode=mode,
-        timing=Timing(hz=settings.game.loop.hz),
+        disruptions,
+        mode=settings.game.dialogue.ai_mode,
         sync_wait_s=settings.game.dialogue.sync_wait_s,
     )
 
@@ -189,7 +207,7 @@ def _run_headless(village: Session, settings: Settings, options: Options) -> int
         level=world.level_view(),
         talk_radius=world.talk_radius,
     )
-    state = village.dialogue.wait_ready(timeout_s=120.0)
+    state = village.ai.wait_ready(timeout_s=120.0)
     if state == "degraded":
         print("zerostall: the model could not load; villagers use template lines", file=sys.stderr)
     settle_heap()
@@ -204,7 +222,7 @@ def _run_headless(village: Session, settings: Settings, options: Options) -> int
         report["samples"] = {
             "tick_ms": [round(ms, 4) for ms in village.tick_ms],
             "ai_ms": [round(ms, 4) for ms in village.dialogue.ai_ms],
-            "greet_latency_ticks": village.dialogue.latency_ticks.get("greet", []),
+            "greet_latency_ticks": list(village.dialogue.latency_ticks.get("greet", ())),
         }
     print(f"world_hash {report['world_hash']}")
     tick_ms = report["tick_ms"]

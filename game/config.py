@@ -17,15 +17,12 @@ Scenario = Literal["village", "ambush", "crowd"]
 
 @dataclass(frozen=True, slots=True)
 class LoopConfig:
-    """Fixed-step loop settings."""
+    """Fixed-step loop settings. The step itself is fixed: see ``game.sim.ticks``."""
 
-    hz: int = 60
     max_frame_s: float = 0.25
     max_steps_per_frame: int = 5
 
     def __post_init__(self) -> None:
-        if not 10 <= self.hz <= 240:
-            raise ValueError(f"hz must be between 10 and 240, got {self.hz}")
         if not 0.0 < self.max_frame_s <= 1.0:
             raise ValueError(f"max_frame_s must be in (0, 1], got {self.max_frame_s}")
         if not 1 <= self.max_steps_per_frame <= 30:

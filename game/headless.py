@@ -9,10 +9,10 @@ from typing import Any
 
 from game.config import LoopConfig
 from game.gcwatch import GcWatch
-from game.loop import FixedStepLoop
 from game.input.bot import Bot
-from game.stats import summarize_ms
+from game.loop import FixedStepLoop
 from game.session import Session
+from game.sim.ticks import HZ
 
 logger = logging.getLogger(__name__)
 
@@ -32,9 +32,7 @@ def run_headless(
     running beside the loop (the language model) sees the same amount of time per tick.
     Unpaced runs step back to back, for quick deterministic checks.
     """
-    loop = FixedStepLoop(
-        clock, loop_config.hz, loop_config.max_frame_s, loop_config.max_steps_per_frame
-    )
+    loop = FixedStepLoop(clock, HZ, loop_config.max_frame_s, loop_config.max_steps_per_frame)
     world = village.world
 
     def step(_tick: int) -> None:
@@ -59,15 +57,15 @@ def run_headless(
         "dt": dt,
         "wall_s": round(wall_s, 3),
         "paced": paced,
-        "tick_ms": summarize_ms(village.tick_ms),
-        "overruns": sum(1 for ms in village.tick_ms if ms > dt * 1000.0),
+        "tick_ms": village.tick_ms.summary(),
+        "overruns": village.tick_ms.over,
         "events": dict(sorted(village.events.items())),
         "npc_transitions": village.npc_transitions,
         "errands_done": village.errands_done,
         "npcs": len(world.npc_ids()),
         "props": len(world.snapshot().props),
         "lines": village.dialogue.report(),
-        "ai": village.dialogue.ai_report(),
+        "ai": village.ai_report(),
         "gc": gc_watch.summary(),
         "world_hash": world.world_hash(),
     }

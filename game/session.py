@@ -7,9 +7,12 @@ from collections import Counter
 from collections.abc import Callable
 
 from game.dialogue.dialogue import Dialogue
+from game.dialogue.line_source import SourceStatus
 from game.sim.events import ErrandCompleted, NpcTransitioned
 from game.sim.player import PlayerIntent
+from game.sim.ticks import DT
 from game.sim.world import World
+from game.stats import RecentSamples
 
 Clock = Callable[[], float]
 
@@ -18,14 +21,22 @@ class Session:
     """Steps the world one fixed tick and lets the dialogue react, timing each tick.
 
     The same object runs behind the window and in headless runs, so the tick timings
-    that CI checks are the timings a player gets.
+    that CI checks are the timings a player gets. ``ai`` is the line source's status:
+    mode, load progress and figures, for the HUD, the report and the F5 switch.
     """
 
-    def __init__(self, world: World, dialogue: Dialogue, clock: Clock = time.perf_counter):
+    def __init__(
+        self,
+        world: World,
+        dialogue: Dialogue,
+        ai: SourceStatus,
+        clock: Clock = time.perf_counter,
+    ) -> None:
         self.world = world
         self.dialogue = dialogue
+        self.ai = ai
         self._clock = clock
-        self.tick_ms: list[float] = []
+        self.tick_ms = RecentSamples(limit=DT * 1000.0)
         self.events: Counter[str] = Counter()
         self.npc_transitions = 0
         self.errands_done = 0
@@ -42,7 +53,7 @@ class Session:
         tick = self.world.tick
         self.dialogue.handle_events(tick, events)
         self.dialogue.update(tick)
-        self.tick_ms.append((self._clock() - start) * 1000.0)
+        self.tick_ms.add((self._clock() - start) * 1000.0)
         for event in events:
             self.events[type(event).__name__] += 1
             if isinstance(event, NpcTransitioned):
@@ -52,4 +63,12 @@ class Session:
 
     def last_tick_ms(self) -> float:
         """How long the most recent tick took to process."""
-        return self.tick_ms[-1] if self.tick_ms else 0.0
+        return self.tick_ms.last()
+
+    def ai_report(self) -> dict[str, object]:
+        """The report's ``ai`` section: the source's figures and the latency the game saw."""
+        return {**self.ai.report(), **self.dialogue.latency_report()}
+
+    def close(self) -> None:
+        """Release the dialogue's line source (and with it any model thread)."""
+        self.dialogue.close()

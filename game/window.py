@@ -13,10 +13,11 @@ import pygame
 from game.config import GameConfig
 from game.input.controls import Controls
 from game.loop import FixedStepLoop
-from game.views import HudView
 from game.render.renderer import Renderer, screenshot
-from game.sim.snapshot import WorldSnapshot
 from game.session import Session
+from game.sim.snapshot import WorldSnapshot
+from game.sim.ticks import HZ
+from game.views import HudView
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class GameWindow:
         self.renderer = Renderer(village.world.level_view())
         self.loop = FixedStepLoop(
             time.perf_counter,
-            config.loop.hz,
+            HZ,
             config.loop.max_frame_s,
             config.loop.max_steps_per_frame,
         )
@@ -117,10 +118,11 @@ class GameWindow:
             self._close_chat()
 
     def _hud(self) -> HudView:
-        dialogue = self.village.dialogue
+        ai = self.village.ai
         now = time.perf_counter()
         if self.show_graph and now - self._stats_at >= _STATS_REFRESH_S:
-            self.ai_stats, self._stats_at = dialogue.hud_stats(), now
+            rows = self.village.dialogue.hud_rows() + ai.hud_stats()
+            self.ai_stats, self._stats_at = rows, now
         return HudView(
             fps=self.clock.get_fps(),
             tick_ms=self.village.last_tick_ms(),
@@ -128,8 +130,8 @@ class GameWindow:
             show_graph=self.show_graph,
             show_help=self.show_help,
             paused=self.paused,
-            mode=dialogue.mode,
-            load=dialogue.load_view(),
+            mode=ai.mode,
+            load=ai.load_view(),
             ai_stats=self.ai_stats if self.show_graph else (),
             chat_input=self.chat,
             chat_target=self._name_of(self.chat_npc),
@@ -161,7 +163,7 @@ class GameWindow:
             self.show_graph = not self.show_graph
             self._stats_at = -_STATS_REFRESH_S  # fresh figures the moment the panel opens
         elif key == pygame.K_F5:
-            self._say(f"AI mode: {self.village.dialogue.toggle_mode()}")
+            self._say(f"AI mode: {self.village.ai.toggle_mode()}")
         elif key == pygame.K_F12:
             path = Path(f"zerostall-{int(time.time())}.png")
             screenshot(self.surface, path)

@@ -6,14 +6,15 @@ import dataclasses
 import json
 import logging
 import time
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
+from ai import sanitize_player_text
 from game.dialogue.bubbles import BubbleBoard
+from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineCut, LinePartial, LineReady, LineSource
 from game.dialogue.memory import Memories
-from game.views import BubbleKind, BubbleView, LoadView
 from game.sim.events import (
     ErrandCompleted,
     GameEvent,
@@ -22,11 +23,14 @@ from game.sim.events import (
     SpeechWanted,
     Trigger,
 )
-from game.stats import summarize_ms, summarize_ticks
+from game.stats import RecentSamples, summarize_ticks
+from game.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)
 
 PLAYER_SPEAKER = "Player"
+# Latencies kept per trigger for the report: plenty for percentiles, bounded for long play.
+_LATENCY_WINDOW = 4096
 
 
 class Dialogue:
@@ -34,7 +38,9 @@ class Dialogue:
 
     Every line request in the game passes through here, so a different source (template
     lines, or the language model) changes where words come from and nothing else. Lines
-    enter a villager's memory only here, at the moment their bubble appears.
+    enter a villager's memory only here, at the moment their bubble appears. Each tick's
+    events are read once, here: wishes to speak become asks, and hits and falls are
+    recorded as disruptions for the validator.
     """
 
     def __init__(
@@ -43,33 +49,35 @@ class Dialogue:
         names: Mapping[int, str],
         bubble_ticks: int,
         chat_bubble_ticks: int,
+        *,
+        player_text_max_chars: int = 200,
         memories: Memories | None = None,
+        disruptions: Disruptions | None = None,
         bubble_log: IO[str] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.source = source
         self.board = BubbleBoard()
         self.memories = memories or Memories()
+        self._disruptions = disruptions
         self._names = names
         self._bubble_ticks = bubble_ticks
         self._chat_bubble_ticks = chat_bubble_ticks
+        self._player_text_max_chars = player_text_max_chars
         self._log = bubble_log
+        self._clock = clock
         self.asked: Counter[str] = Counter()
         self.shown: Counter[str] = Counter()
-        self.latency_ticks: dict[str, list[int]] = {}
-        self.ai_ms: list[float] = []
+        self.latency_ticks: dict[str, deque[int]] = {}
+        self.ai_ms = RecentSamples()
         self._tick_ai_s = 0.0
-
-    @property
-    def mode(self) -> str:
-        """How lines are written now, for the HUD."""
-        return self.source.mode
 
     def handle_events(self, tick: int, events: Sequence[GameEvent]) -> None:
         """Turn this tick's wishes to speak into asks, and remember what matters."""
-        start = time.perf_counter()
-        self.source.notice(tick, events)
-        self._tick_ai_s += time.perf_counter() - start
+        disruptions = self._disruptions
         for event in events:
+            if disruptions is not None:
+                disruptions.handle_event(tick, event)
             if isinstance(event, SpeechWanted):
                 self.ask(LineAsk(tick, event.npc_id, event.trigger, event.listener_id, event.refs))
             elif isinstance(event, PropHitNpc) and event.thrown_by_player:
@@ -82,20 +90,29 @@ class Dialogue:
     def ask(self, ask: LineAsk) -> None:
         """Send one ask to the line source."""
         self.asked[ask.trigger.value] += 1
-        start = time.perf_counter()
+        start = self._clock()
         self.source.request(ask)
-        self._tick_ai_s += time.perf_counter() - start
+        self._tick_ai_s += self._clock() - start
 
-    def say(self, tick: int, npc_id: int, player_id: int, text: str) -> None:
-        """The player said ``text`` to a villager; remember it and ask for the reply."""
+    def say(self, tick: int, npc_id: int, player_id: int, text: str) -> str:
+        """The player said ``text`` to a villager; remember it and ask for the reply.
+
+        The text is cleaned and capped here, where it enters the game, so the prompt
+        and the memory see the same safe line. Returns the line as it was kept ("" if
+        nothing was left of it, and then nothing is asked).
+        """
+        text = sanitize_player_text(text, self._player_text_max_chars)
+        if not text:
+            return ""
         self.memories.of(npc_id).record_shown(PLAYER_SPEAKER, text)
         self.ask(LineAsk(tick, npc_id, Trigger.CHAT, player_id, player_text=text))
+        return text
 
     def update(self, tick: int) -> None:
         """Show what the source has ready, update streaming bubbles, expire old ones."""
-        start = time.perf_counter()
+        start = self._clock()
         events = self.source.poll(tick)
-        self.ai_ms.append((self._tick_ai_s + time.perf_counter() - start) * 1000.0)
+        self.ai_ms.add((self._tick_ai_s + self._clock() - start) * 1000.0)
         self._tick_ai_s = 0.0
         for event in events:
             if isinstance(event, LineReady):
@@ -117,7 +134,8 @@ class Dialogue:
         )
         self.board.show(ask.npc_id, ready.text, tick, ttl, shown_as)
         self.shown[ready.origin] += 1
-        self.latency_ticks.setdefault(ask.trigger.value, []).append(tick - ask.tick)
+        latency = self.latency_ticks.setdefault(ask.trigger.value, deque(maxlen=_LATENCY_WINDOW))
+        latency.append(tick - ask.tick)
         self.memories.of(ask.npc_id).record_shown(self._names.get(ask.npc_id, "?"), ready.text)
         logger.debug("tick %d: npc %d says %r (%s)", tick, ask.npc_id, ready.text, ready.origin)
         if self._log is not None:
@@ -137,19 +155,10 @@ class Dialogue:
         """What the renderer should draw now."""
         return self.board.views(tick)
 
-    def toggle_mode(self) -> str:
-        """Switch the source's mode (async and sync for the model); return the new one."""
-        return self.source.toggle_mode()
-
-    def load_view(self) -> LoadView | None:
-        """Model loading progress for the HUD, if any."""
-        return self.source.load_view()
-
-    def hud_stats(self) -> tuple[tuple[str, str], ...]:
-        """Rows for the HUD's stats panel."""
+    def hud_rows(self) -> tuple[tuple[str, str], ...]:
+        """The dialogue's own rows for the HUD's stats panel."""
         shown = sum(self.shown.values())
-        rows = (("lines asked", str(sum(self.asked.values()))), ("lines shown", str(shown)))
-        return rows + self.source.hud_stats()
+        return (("lines asked", str(sum(self.asked.values()))), ("lines shown", str(shown)))
 
     def report(self) -> dict[str, object]:
         """Counts for the headless report."""
@@ -159,24 +168,19 @@ class Dialogue:
             "remembered": self.memories.lines_remembered(),
         }
 
-    def ai_report(self) -> dict[str, object]:
-        """The report's ``ai`` section: the source's figures plus latency seen by the game."""
-        greetings = self.latency_ticks.get(Trigger.GREET.value, [])
+    def latency_report(self) -> dict[str, object]:
+        """How soon lines appeared after they were asked for, and the AI's cost per tick."""
+        greetings = list(self.latency_ticks.get(Trigger.GREET.value, ()))
         all_latency = [t for ticks in self.latency_ticks.values() for t in ticks]
         return {
-            **self.source.report(),
             "encounters": self.asked[Trigger.GREET.value],
             "encounters_shown": len(greetings),
             "encounter_latency_ticks": summarize_ticks(greetings),
             "greetings_within_1_tick": sum(1 for t in greetings if t <= 1),
             "line_latency_ticks": summarize_ticks(all_latency),
-            "main_thread_ai_ms": summarize_ms(self.ai_ms),
+            "main_thread_ai_ms": self.ai_ms.summary(),
         }
 
-    def wait_ready(self, timeout_s: float) -> str:
-        """Block until the source has loaded (for headless runs only); return its state."""
-        return self.source.wait_ready(timeout_s)
-
     def close(self) -> None:
-        """Release the source."""
+        """Release the line source."""
         self.source.close()

@@ -4,19 +4,19 @@ Every line request in the game goes through a ``LineSource``. Template lines imp
 with answers that are ready at once; the language-model source answers some ticks later,
 streams chat replies, prepares greetings ahead and checks every line against the world.
 Every call returns at once: nothing here ever waits (except the deliberately naive sync
-mode of the model source, which exists to show what waiting costs).
+mode of the model source, which exists to show what waiting costs). What the HUD and
+the report read of a source is a separate, smaller protocol: ``SourceStatus``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot
+from game.sim.events import Trigger
 from game.views import LoadView
-from game.sim.events import GameEvent, Trigger
 
 LineOrigin = Literal["template", "model", "prepared", "fallback"]
 
@@ -70,18 +70,22 @@ LineEvent = LineReady | LinePartial | LineCut
 class LineSource(Protocol):
     """Anything that turns asks into lines, later. Every call must return at once."""
 
-    @property
-    def mode(self) -> str:
-        """How lines are written now, for the HUD."""
-
-    def notice(self, tick: int, events: Sequence[GameEvent]) -> None:
-        """See this tick's game events (before any asks they cause)."""
-
     def request(self, ask: LineAsk) -> None:
         """Ask for a line; the answer arrives through ``poll``."""
 
     def poll(self, tick: int) -> list[LineEvent]:
         """Return what happened to earlier asks since the last poll."""
+
+    def close(self) -> None:
+        """Release threads and models."""
+
+
+class SourceStatus(Protocol):
+    """What the HUD, the headless report and the demo's F5 switch ask of a source."""
+
+    @property
+    def mode(self) -> str:
+        """How lines are written now: "async", "sync" or "off"."""
 
     def toggle_mode(self) -> str:
         """Switch to the other mode, if there is one; return the mode now on."""
@@ -93,13 +97,10 @@ class LineSource(Protocol):
         """Rows for the HUD's statistics panel."""
 
     def report(self) -> dict[str, object]:
-        """Figures for the headless report."""
+        """Figures for the headless report's ``ai`` section."""
 
     def wait_ready(self, timeout_s: float) -> str:
         """Block until loaded or ``timeout_s`` passes; for headless runs, never in a tick."""
-
-    def close(self) -> None:
-        """Release threads and models."""
 
 
 class TemplateLineSource:
@@ -109,14 +110,6 @@ class TemplateLineSource:
         self._templates = templates
         self._names = listener_names
         self._ready: list[LineEvent] = []
-
-    @property
-    def mode(self) -> str:
-        """Template lines only."""
-        return "off"
-
-    def notice(self, tick: int, events: Sequence[GameEvent]) -> None:
-        """Template lines do not depend on history."""
 
     def request(self, ask: LineAsk) -> None:
         """Pick a template line now; it is handed out by the next ``poll``."""
@@ -128,6 +121,14 @@ class TemplateLineSource:
         """Hand out every line picked since the last poll."""
         ready, self._ready = self._ready, []
         return ready
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    @property
+    def mode(self) -> str:
+        """Template lines only."""
+        return "off"
 
     def toggle_mode(self) -> str:
         """There is no other mode without a model."""
@@ -148,6 +149,3 @@ class TemplateLineSource:
     def wait_ready(self, timeout_s: float) -> str:
         """Always ready."""
         return "off"
-
-    def close(self) -> None:
-        """Nothing to release."""

@@ -14,8 +14,9 @@ from game.dialogue.line_source import LineAsk
 from game.dialogue.memory import Memories
 from game.dialogue.persona_prompt import Persona, build_prompt
 from game.dialogue.templates import TemplateLines
-from game.dialogue.validation import Limits, LineSnapshot, RefSnapshot
+from game.dialogue.validation import LineSnapshot, RefSnapshot
 from game.sim.events import Trigger
+from game.sim.ticks import ticks
 from game.sim.world import World
 
 # Everything else is reactive. A farewell to someone already walking off matters less
@@ -29,9 +30,8 @@ _PRIORITY: dict[Trigger, Priority] = {
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    """Time limits, in ticks, for each kind of line."""
+    """How old each kind of line may be when it appears."""
 
-    hz: int = 60
     chat_ttl_s: float = 10.0
     reactive_ttl_s: float = 3.0
     ambient_ttl_s: float = 4.0
@@ -47,7 +47,7 @@ class Timing:
             seconds = self.ambient_ttl_s
         else:
             seconds = self.reactive_ttl_s
-        return round(seconds * self.hz)
+        return ticks(seconds)
 
 
 class TemplateFallback:
@@ -63,7 +63,7 @@ class TemplateFallback:
         return self._templates.line(request.npc_id, trigger, "traveller")
 
 
-class Asker:
+class RequestBuilder:
     """Builds snapshots and requests for asks, from the live world and memory."""
 
     def __init__(
@@ -78,7 +78,8 @@ class Asker:
         self.personas = personas
         self._context = context
         self._memories = memories
-        self._deadlines = _deadlines(scheduler)
+        # Looked up once per class here rather than per request.
+        self._budgets = {priority: scheduler.budget(priority) for priority in Priority}
         self._player_id = world.player_status().id
         self._errand_titles: dict[int, str] | None = None
 
@@ -104,10 +105,9 @@ class Asker:
             predictive=predictive,
         )
 
-    def request(
-        self, ask: LineAsk, snapshot: LineSnapshot, predictive: bool = False
-    ) -> LineRequest:
-        """The model request for an ask: grounded prompt, priority class and deadlines."""
+    def request(self, ask: LineAsk, predictive: bool = False) -> LineRequest:
+        """The model request for an ask: snapshot, grounded prompt, priority and deadlines."""
+        snapshot = self.snapshot(ask, predictive)
         subject = errand = ""
         if ask.trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE):
             errand = self._errand_title(ask.npc_id)
@@ -126,7 +126,7 @@ class Asker:
         priority = (
             Priority.PREDICTIVE if predictive else _PRIORITY.get(ask.trigger, Priority.REACTIVE)
         )
-        deadline, timeout = self._deadlines[priority]
+        deadline, timeout = self._budgets[priority]
         signature = (
             f"{ask.npc_id}:{ask.trigger.value}:{ask.listener_id}:{ask.refs}:{ask.player_text}"
         )
@@ -144,34 +144,3 @@ class Asker:
             errands = self.world.snapshot().errands
             self._errand_titles = {e.giver_id: e.title for e in reversed(errands)}
         return self._errand_titles.get(giver_id, "")
-
-
-def live_facts(world: World, snapshot: LineSnapshot, limits: Limits) -> dict[str, object]:
-    """The raw facts a check reads at the tick a line appears, for the bubble log."""
-    npc = world.npc(snapshot.npc_id)
-    listener_distance = (
-        None
-        if snapshot.listener_id is None
-        else world.distance(snapshot.npc_id, snapshot.listener_id)
-    )
-    return {
-        "tick": world.tick,
-        "epoch": None if npc is None else npc.epoch,
-        "conscious": None if npc is None else npc.conscious,
-        "can_talk": None if npc is None else npc.can_talk,
-        "listener_distance": listener_distance,
-        "refs": {str(r.id): world.entity_position(r.id) for r in snapshot.refs},
-        "talk_radius": limits.talk_radius,
-        "ttl_ticks": limits.ttl_ticks,
-        "last_disruption_tick": limits.last_disruption_tick,
-    }
-
-
-def _deadlines(config: SchedulerConfig) -> dict[Priority, tuple[float, float]]:
-    """The start deadline and whole-request timeout, in seconds, for each priority class."""
-    return {
-        Priority.PLAYER_CHAT: (config.deadline_player_chat_s, config.timeout_player_chat_s),
-        Priority.REACTIVE: (config.deadline_reactive_s, config.timeout_reactive_s),
-        Priority.PREDICTIVE: (config.deadline_predictive_s, config.timeout_predictive_s),
-        Priority.AMBIENT: (config.deadline_ambient_s, config.timeout_ambient_s),
-    }

@@ -9,6 +9,7 @@ read-only view of the world, so each can be tested alone.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -56,6 +57,8 @@ class SpeakerView(Protocol):
 class LiveWorld(Protocol):
     """The read-only queries validation makes of the live world."""
 
+    @property
+    def tick(self) -> int: ...
     def npc(self, npc_id: int) -> SpeakerView | None: ...
     def entity_exists(self, entity_id: int) -> bool: ...
     def entity_position(self, entity_id: int) -> tuple[float, float] | None: ...
@@ -178,3 +181,63 @@ def validate(snap: LineSnapshot, world: LiveWorld, tick: int, limits: Limits) ->
         if reason is not None:
             return reason
     return None
+
+
+def live_facts(world: LiveWorld, snapshot: LineSnapshot, limits: Limits) -> dict[str, object]:
+    """The raw facts a check reads at the tick a line appears, for the bubble log."""
+    npc = world.npc(snapshot.npc_id)
+    listener_distance = (
+        None
+        if snapshot.listener_id is None
+        else world.distance(snapshot.npc_id, snapshot.listener_id)
+    )
+    return {
+        "tick": world.tick,
+        "epoch": None if npc is None else npc.epoch,
+        "conscious": None if npc is None else npc.conscious,
+        "can_talk": None if npc is None else npc.can_talk,
+        "listener_distance": listener_distance,
+        "refs": {str(r.id): world.entity_position(r.id) for r in snapshot.refs},
+        "talk_radius": limits.talk_radius,
+        "ttl_ticks": limits.ttl_ticks,
+        "last_disruption_tick": limits.last_disruption_tick,
+    }
+
+
+class Checker:
+    """Holds snapshots against one live world, and counts every line it rejects."""
+
+    def __init__(
+        self,
+        world: LiveWorld,
+        talk_radius: float,
+        ttl_ticks: Callable[[LineSnapshot], int],
+        last_disruption: Callable[[int], int],
+    ) -> None:
+        self._world = world
+        self._talk_radius = talk_radius
+        self._ttl_ticks = ttl_ticks
+        self._last_disruption = last_disruption
+        self.record_facts = False
+        self.stale: Counter[str] = Counter()
+
+    def limits(self, snapshot: LineSnapshot) -> Limits:
+        """The limits that apply to a snapshot's line now."""
+        return Limits(
+            talk_radius=self._talk_radius,
+            ttl_ticks=self._ttl_ticks(snapshot),
+            last_disruption_tick=self._last_disruption(snapshot.npc_id),
+        )
+
+    def reject(self, snapshot: LineSnapshot, tick: int) -> str | None:
+        """Why the line no longer fits (counted as a stale drop), or None if it does."""
+        reason = validate(snapshot, self._world, tick, self.limits(snapshot))
+        if reason is not None:
+            self.stale[reason] += 1
+        return reason
+
+    def live(self, snapshot: LineSnapshot) -> dict[str, object] | None:
+        """The raw facts a check reads, for the bubble log (only gathered when logging)."""
+        if not self.record_facts:
+            return None
+        return live_facts(self._world, snapshot, self.limits(snapshot))

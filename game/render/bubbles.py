@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import pygame
 
-from game.views import BubbleKind, BubbleView
 from game.render.palette import Rgb, mix
 from game.render.text import TextCache
+from game.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import pygame
 
-from game.views import HudView, LoadView
 from game.render.palette import (
     HUD_BAD,
     HUD_DIM,
@@ -25,6 +24,8 @@ from game.render.palette import (
 )
 from game.render.text import TextCache
 from game.sim.snapshot import WorldSnapshot
+from game.sim.ticks import DT
+from game.views import HudView, LoadView
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ MARGIN = 10
 REFRESH_S = 0.25
 GRAPH_SIZE = (264, 96)
 GRAPH_MAX_MS = 50.0
-BUDGET_MS = 1000 / 60
+BUDGET_MS = 1000 * DT
 SLOW_MS = 2 * BUDGET_MS
 #: Bars turn red past the budget; the 10% allowance keeps ordinary vsync jitter around
 #: 16.7 ms from painting a healthy 60 Hz run red.

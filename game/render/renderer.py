@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pygame
 
-from game.views import BubbleView, HudView
 from game.render.bubbles import BubbleArtist
 from game.render.camera import Camera
 from game.render.hud import Hud
@@ -26,6 +25,7 @@ from game.render.scenery import (
 from game.render.shapes import NameTags, blend, draw_actor, draw_prop
 from game.render.text import TextCache
 from game.sim.snapshot import LevelView, PropView, WorldSnapshot
+from game.views import BubbleView, HudView
 
 logger = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import pymunk
 
+from game.sim.airborne import NEAR_MISS_SPEED, FlightTracker
 from game.sim.contacts import ContactLog
 from game.sim.errands import Errand, ErrandBoard
 from game.sim.events import (
@@ -21,7 +22,6 @@ from game.sim.events import (
     PropHitNpc,
     PropLandedNear,
 )
-from game.sim.airborne import NEAR_MISS_SPEED, FlightTracker
 from game.sim.npc import Stimulus, StimulusKind
 from game.sim.perception import XIndex
 from game.sim.player import Player

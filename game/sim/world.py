@@ -30,11 +30,11 @@ from game.sim.rules import Rules
 from game.sim.snapshot import ActorView, LevelView, PropView, WorldSnapshot
 from game.sim.stack import CrateStack
 from game.sim.status import Motion, NpcStatus, PlayerStatus
+from game.sim.ticks import DT
 from game.sim.villager import NPC_H, NPC_W, Villager
 
 logger = logging.getLogger(__name__)
 
-DT = 1.0 / 60.0
 TALK_RADIUS = 140.0
 PLAYER_ID = 1
 PLAYER_COLOR = (70, 170, 230)

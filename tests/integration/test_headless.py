@@ -71,10 +71,10 @@ def test_same_seed_same_hash_different_seed_different_hash() -> None:
 
 
 def test_bad_config_value_is_a_clear_message_not_a_traceback() -> None:
-    result = run_cli("--headless", "--ai", "off", "--set", "game.loop.hz=fast")
+    result = run_cli("--headless", "--ai", "off", "--set", "game.loop.max_steps_per_frame=fast")
     assert result.returncode == 2
     assert "game.toml" in result.stderr
-    assert "'loop.hz' must be an integer" in result.stderr
+    assert "'loop.max_steps_per_frame' must be an integer" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-import game.app
 from ai import GenerationParams, PromptSpec, ScriptedBackend, ScriptedConfig
 from ai.backend import StopCheck
 from ai.scripted_backend import Script
@@ -23,9 +22,9 @@ from game.app import build_village
 from game.config import load_settings
 from game.dialogue.line_source import LineAsk, LineCut, LineEvent, LinePartial, LineReady
 from game.dialogue.model_line_source import ModelLineSource
+from game.session import Session
 from game.sim.events import Trigger
 from game.sim.player import PlayerIntent
-from game.session import Session
 
 FAST = (
     'ai.model.backend="scripted"',
@@ -239,7 +238,7 @@ def remembered(village: Session) -> list[str]:
 
 
 @pytest.fixture
-def make_village(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Session]]:
+def make_village() -> Iterator[Callable[..., Session]]:
     """Build villages the way the game does; always release gates and stop the worker."""
     built: list[tuple[Session, GatedBackend | ScriptedBackend | None]] = []
 
@@ -248,12 +247,10 @@ def make_village(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Sess
         backend: GatedBackend | ScriptedBackend | None = None,
         wait: bool = True,
     ) -> Session:
-        if backend is not None:
-            monkeypatch.setattr(game.app, "ScriptedBackend", lambda timings: backend)
-        village = build_village(load_settings(overrides=FAST + overrides))
+        village = build_village(load_settings(overrides=FAST + overrides), backend=backend)
         built.append((village, backend))
         if wait:
-            assert village.dialogue.wait_ready(5.0) == "ready"
+            assert village.ai.wait_ready(5.0) == "ready"
         return village
 
     yield build
@@ -261,7 +258,7 @@ def make_village(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Sess
         if isinstance(backend, GatedBackend):
             backend.finish_loading()
             backend.release()
-        village.dialogue.close()
+        village.close()
 
 
 def open_chat(village: Session, npc_id: int, text: str) -> int:

@@ -24,7 +24,7 @@ def prepend(path: Path, text: str) -> None:
 
 def test_shipped_config_loads() -> None:
     settings = load_settings()
-    assert settings.game.loop.hz == 60
+    assert settings.game.loop.max_steps_per_frame == 5
     assert settings.ai.model.n_threads == 1
 
 
@@ -49,12 +49,19 @@ def test_wrong_type_names_expected_type(config_dir: Path) -> None:
 
 def test_bool_is_not_an_integer(config_dir: Path) -> None:
     with pytest.raises(ConfigError, match="must be an integer"):
-        load_settings(config_dir, ("game.loop.hz=true",))
+        load_settings(config_dir, ("game.loop.max_steps_per_frame=true",))
 
 
 def test_out_of_range_value_is_explained(config_dir: Path) -> None:
-    with pytest.raises(ConfigError, match=r"game\.toml: loop: hz must be between 10 and 240"):
-        load_settings(config_dir, ("game.loop.hz=1000",))
+    with pytest.raises(
+        ConfigError, match=r"game\.toml: loop: max_steps_per_frame must be between 1 and 30"
+    ):
+        load_settings(config_dir, ("game.loop.max_steps_per_frame=1000",))
+
+
+def test_the_step_rate_is_not_a_setting(config_dir: Path) -> None:
+    with pytest.raises(ConfigError, match=r"loop\.hz"):
+        load_settings(config_dir, ("game.loop.hz=30",))
 
 
 def test_bad_choice_lists_the_choices(config_dir: Path) -> None:

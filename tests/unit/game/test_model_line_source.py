@@ -18,8 +18,8 @@ import pytest
 from ai import AiEvent, Handle, ScriptedBackend, ScriptedConfig
 from game.dialogue.line_source import LineAsk, LineReady
 from game.dialogue.validation import reach
-from game.sim.events import NpcKnockedDown, SpeechWanted, Trigger
 from game.session import Session
+from game.sim.events import NpcKnockedDown, SpeechWanted, Trigger
 from tests.unit.game.conftest import (
     CHAT,
     CHAT_REPLY,
@@ -62,10 +62,10 @@ def test_prepared_greeting_is_shown_in_the_tick_its_trigger_fires(
     assert ready.snapshot is not None
     assert ready.snapshot.predictive
     assert ready.snapshot.tick < ask.tick  # asked for before the greeting was wanted
-    assert village.dialogue.latency_ticks["greet"] == [0]
+    assert list(village.dialogue.latency_ticks["greet"]) == [0]
     assert village.dialogue.board.text_of(marta) == ready.text
     assert village.dialogue.memories.of(marta).exchanges[-1].text == ready.text
-    assert source.prepared.report()["used"] == 1
+    assert source.greetings.report()["used"] == 1
 
 
 # -- (b) failed predictions ------------------------------------------------------------
@@ -82,12 +82,18 @@ def test_prediction_that_fails_cancels_its_request(
     marta = npc_named(village, "Marta")
 
     walk(village, LEFT, 30, until=lambda: backend.stuck, backend=backend)
-    assert marta in source.prepared.in_flight
+    assert source.records.prediction_for(marta) is not None
     # The player veers away (and stops), so the predicted encounter never happens.
     walk(village, RIGHT, 6, backend=backend)
-    walk(village, STAY, 60, until=lambda: not source.prepared.in_flight, backend=backend)
+    walk(
+        village,
+        STAY,
+        60,
+        until=lambda: source.records.prediction_for(marta) is None,
+        backend=backend,
+    )
 
-    report = source.prepared.report()
+    report = source.greetings.report()
     assert report["cancelled"] >= 1
     assert report["used"] == report["ready"] == report["in_flight"] == 0
     assert source.runtime.metrics().cancelled >= 1
@@ -106,13 +112,13 @@ def test_unused_prepared_line_expires(
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
 
-    walk(village, LEFT, 30, until=lambda: marta in source.prepared.ready)
-    expires = source.prepared.ready[marta].expires_tick
+    walk(village, LEFT, 30, until=lambda: marta in source.greetings.ready)
+    expires = source.greetings.ready[marta].expires_tick
     # The player stops out of talk range: the greeting it was prepared for never comes.
-    walk(village, STAY, 400, until=lambda: marta not in source.prepared.ready)
+    walk(village, STAY, 400, until=lambda: marta not in source.greetings.ready)
 
     assert village.tick == expires + 1
-    report = source.prepared.report()
+    report = source.greetings.report()
     assert report["expired"] >= 1
     assert report["used"] == 0
     assert tap.asked(marta, Trigger.GREET) is None
@@ -129,16 +135,17 @@ def test_disrupted_prepared_line_is_dropped_without_a_rate_limited_retry(
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
 
-    walk(village, LEFT, 30, until=lambda: marta in source.prepared.ready)
-    prepared_text = source.prepared.ready[marta].text
+    walk(village, LEFT, 30, until=lambda: marta in source.greetings.ready)
+    prepared_text = source.greetings.ready[marta].text
     tick = village.tick
     village.dialogue.handle_events(tick, [NpcKnockedDown(tick, marta)])
-    assert marta not in source.prepared.ready
+    village.dialogue.update(tick)  # the same tick, as ``Session.step`` runs them
+    assert marta not in source.greetings.ready
     walk(village, LEFT, 200, until=lambda: tap.asked(marta, Trigger.GREET) is not None)
     walk(village, STAY, 30, until=lambda: bool(tap.ready(marta)))
 
-    assert source.stale["topic_changed"] == 1
-    report = source.prepared.report()
+    assert source.checker.stale["topic_changed"] == 1
+    report = source.greetings.report()
     assert report["stale"] == 1
     # A new prediction waits out the runtime's rate limit instead of being refused by it.
     assert report["failed"] == 0
@@ -174,9 +181,9 @@ def test_reply_whose_speaker_moved_on_is_dropped_and_never_remembered(
     assert village.world.npc(pip).epoch != epoch  # type: ignore[union-attr]
 
     backend.release()
-    walk(village, STAY, 30, until=lambda: sum(source.stale.values()) > 0)
+    walk(village, STAY, 30, until=lambda: sum(source.checker.stale.values()) > 0)
 
-    assert dict(source.stale) == {"epoch_changed": 1}
+    assert dict(source.checker.stale) == {"epoch_changed": 1}
     assert tap.ready(pip) == []
     assert village.dialogue.board.text_of(pip) is None
     assert stale_text not in remembered(village)
@@ -215,9 +222,9 @@ def test_reply_whose_listener_walked_out_of_range_is_dropped(
     assert village.world.npc(pip).epoch == epoch  # type: ignore[union-attr]
 
     backend.release()
-    walk(village, STAY, 30, until=lambda: sum(source.stale.values()) > 0)
+    walk(village, STAY, 30, until=lambda: sum(source.checker.stale.values()) > 0)
 
-    assert dict(source.stale) == {"out_of_range": 1}
+    assert dict(source.checker.stale) == {"out_of_range": 1}
     assert tap.ready(pip) == []
     assert village.dialogue.board.text_of(pip) is None
     assert stale_text not in remembered(village)
@@ -286,7 +293,7 @@ def test_chat_reply_is_cut_when_the_player_walks_away_mid_stream(
 
     (cut,) = tap.cuts(pip)
     assert cut.reason in {"out_of_range", "epoch_changed"}
-    assert source.stale[cut.reason] == 1
+    assert source.checker.stale[cut.reason] == 1
     assert source.runtime.metrics().cancelled == cancelled + 1
     wait_for(lambda: any(p.situation == CHAT for p in backend.stopped), "the stream to stop")
     assert not any(p.situation == CHAT for p in backend.finished)
@@ -318,7 +325,7 @@ def test_asks_while_the_model_loads_get_template_lines_at_once(
     assert (ready.origin, shown) == ("template", village.tick)
     assert ready.text
     assert source.template_while_loading >= 1
-    assert source.prepared.report()["issued"] == 0
+    assert source.greetings.report()["issued"] == 0
     assert backend.generate_calls == 0
     assert all(e.origin == "template" for _, e in tap.out if isinstance(e, LineReady))
 
@@ -347,7 +354,7 @@ def test_a_model_that_cannot_load_degrades_to_template_lines(
     else:
         backend = ScriptedBackend(FAST_TIMINGS, load_error="the model file is corrupt")
         village = make_village(backend=backend, wait=False)
-    assert village.dialogue.wait_ready(20.0) == "degraded"
+    assert village.ai.wait_ready(20.0) == "degraded"
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     marta, pip = npc_named(village, "Marta"), npc_named(village, "Pip")
@@ -359,11 +366,11 @@ def test_a_model_that_cannot_load_degrades_to_template_lines(
     chat = [(t, e) for t, e in tap.ready(marta) if e.ask.trigger is Trigger.CHAT]
     assert [e.origin for e in greet] == ["template"]
     assert [(t, e.origin) for t, e in chat] == [(said, "template")]
-    assert village.dialogue.latency_ticks["greet"] == [0]
+    assert list(village.dialogue.latency_ticks["greet"]) == [0]
     assert {e.origin for _, e in tap.out if isinstance(e, LineReady)} == {"template"}
     assert source.report()["load"] == "degraded"
-    assert source.prepared.report()["issued"] == 0
-    assert village.dialogue.hud_stats()
+    assert source.greetings.report()["issued"] == 0
+    assert village.ai.hud_stats()
     assert pip in village.world.npc_ids()
 
 
@@ -383,7 +390,7 @@ def test_sync_mode_blocks_the_tick_until_the_line_is_done(
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     pip, me = npc_named(village, "Pip"), player_id(village)
-    assert village.dialogue.mode == "sync"
+    assert village.ai.mode == "sync"
 
     tick = village.tick
     begin = time.perf_counter()
@@ -395,11 +402,11 @@ def test_sync_mode_blocks_the_tick_until_the_line_is_done(
     assert blocked_s >= (len(words.split()) - 1) * token_s
     ((shown, ready),) = tap.ready(pip)
     assert (shown, ready.origin, ready.text) == (tick, "model", words)
-    assert village.dialogue.latency_ticks["hit"] == [0]
-    assert village.dialogue.ai_ms[-1] >= (len(words.split()) - 1) * token_s * 1000.0
+    assert list(village.dialogue.latency_ticks["hit"]) == [0]
+    assert village.dialogue.ai_ms.last() >= (len(words.split()) - 1) * token_s * 1000.0
 
     # The same ask in async mode returns before the line exists.
-    assert village.dialogue.toggle_mode() == "async"
+    assert village.ai.toggle_mode() == "async"
     tick = village.tick
     village.dialogue.ask(LineAsk(tick, pip, Trigger.NEAR_MISS, me))
     village.dialogue.update(tick)
@@ -418,7 +425,7 @@ def test_switching_modes_at_run_time_keeps_the_model_on_one_thread(
     # No settling here: requests overlap the switches, as they would in a game.
     for step in range(150):
         if step % 7 == 0:
-            village.dialogue.toggle_mode()
+            village.ai.toggle_mode()
         if step % 10 == 3:
             village.dialogue.ask(LineAsk(village.tick, pip, Trigger.AMBIENT, None))
         village.step(LEFT if step < 100 else STAY)
@@ -442,9 +449,15 @@ def test_greeting_asked_in_sync_mode_while_its_prediction_runs_is_shown(
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
-    walk(village, LEFT, 30, until=lambda: marta in source.prepared.in_flight, backend=backend)
+    walk(
+        village,
+        LEFT,
+        30,
+        until=lambda: source.records.prediction_for(marta) is not None,
+        backend=backend,
+    )
     assert backend.stuck
-    assert village.dialogue.toggle_mode() == "sync"
+    assert village.ai.toggle_mode() == "sync"
     asked_before = len(tap.asks)
     wait = source.runtime.wait
 
@@ -468,4 +481,4 @@ def test_greeting_asked_in_sync_mode_while_its_prediction_runs_is_shown(
     assert shown == village.tick
     assert ready.origin == "prepared"
     assert village.dialogue.board.text_of(marta) == ready.text
-    assert source.prepared.report()["used"] == 1
+    assert source.greetings.report()["used"] == 1

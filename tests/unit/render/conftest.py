@@ -18,7 +18,6 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 
 import pygame  # noqa: E402  (the SDL drivers must be chosen before pygame loads)
 
-from game.views import BubbleView, HudView, LoadView  # noqa: E402
 from game.sim.snapshot import (  # noqa: E402
     ActorView,
     DecorView,
@@ -29,6 +28,7 @@ from game.sim.snapshot import (  # noqa: E402
     WorldSnapshot,
     ZoneView,
 )
+from game.views import BubbleView, HudView, LoadView  # noqa: E402
 from tests.unit.render.scene import BESS_ID, PLAYER_ID, SCREEN, ShapeKind, WorldFactory  # noqa: E402
 
 

@@ -7,12 +7,12 @@ import dataclasses
 import pygame
 import pytest
 
-from game.views import HudView, LoadView
 from game.render.hud import BUDGET_LINE, HUD_BAD, HUD_GOOD, Hud, mode_label
 from game.render.palette import EARTH
 from game.render.scenery import build_level_layer
 from game.render.text import TextCache
 from game.sim.snapshot import DecorView, LevelView, WorldSnapshot
+from game.views import HudView, LoadView
 
 EMPTY = WorldSnapshot(0, 0, (), (), ())
 

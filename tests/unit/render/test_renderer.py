@@ -9,10 +9,10 @@ from pathlib import Path
 import pygame
 import pytest
 
-from game.views import BubbleView, HudView
 from game.render.renderer import Renderer, screenshot
 from game.render.shapes import blend, lerp_angle
 from game.sim.snapshot import LevelView
+from game.views import BubbleView, HudView
 from tests.unit.render.scene import BESS_ID, PLAYER_ID, SCREEN, WorldFactory
 
 

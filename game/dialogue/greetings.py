@@ -1,0 +1,177 @@
+"""Greetings prepared before they are needed: notice, predict, use, settle.
+
+Every few ticks the encounter predictor says which villagers the player is about to
+reach. For each confident prediction a greeting is asked for at once, at predictive
+priority, and kept with its snapshot when it arrives. When the greeting's trigger fires
+the prepared line is shown in the same tick if it still fits the world. A prediction
+that is withdrawn cancels its request; a line nobody needs expires; a line that a hit
+or a fall has made wrong is dropped. Every outcome is counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ai import AiRuntime
+from game.dialogue.disruptions import Disruptions
+from game.dialogue.line_source import LineAsk, LineEvent, LineOrigin, LineReady
+from game.dialogue.prediction import EncounterPredictor
+from game.dialogue.records import LineKind, LineRecord, LineRecords
+from game.dialogue.request_builder import RequestBuilder, Timing
+from game.dialogue.validation import Checker, LineSnapshot
+from game.sim.events import Trigger
+from game.sim.status import Motion
+from game.sim.ticks import ticks
+from game.sim.world import World
+
+Emit = Callable[[LineEvent], None]
+
+OUTCOMES = ("used", "expired", "cancelled", "stale", "failed")
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedLine:
+    """A finished greeting waiting for its trigger, until ``expires_tick``."""
+
+    text: str
+    snapshot: LineSnapshot
+    expires_tick: int
+
+
+class GreetingPreparer:
+    """At most one greeting per villager: in flight (a record) or ready (here).
+
+    Each prediction ends one way, and each way is counted: ``used`` (its trigger fired
+    and the line was shown), ``expired`` (never needed within its time to live),
+    ``cancelled`` (the prediction failed while the request was queued or running),
+    ``stale`` (it no longer fit the world when it was needed) or ``failed`` (the model
+    gave no usable line).
+    """
+
+    def __init__(
+        self,
+        runtime: AiRuntime,
+        world: World,
+        builder: RequestBuilder,
+        records: LineRecords,
+        checker: Checker,
+        disruptions: Disruptions,
+        timing: Timing,
+        rate_limit_s: float,
+        emit: Emit,
+    ) -> None:
+        self._runtime = runtime
+        self._world = world
+        self._builder = builder
+        self._records = records
+        self._checker = checker
+        self._disruptions = disruptions
+        self._timing = timing
+        self._emit = emit
+        # Respect the runtime's per-villager rate limit, so a quick re-approach asks
+        # again once it may instead of being refused.
+        self._retry_ticks = ticks(rate_limit_s) + 1
+        self._predictor = EncounterPredictor(
+            world.talk_radius, horizon_s=2.5, confirm_updates=2, withdraw_updates=7
+        )
+        self.ready: dict[int, PreparedLine] = {}
+        self.outcomes: Counter[str] = Counter()
+        self.issued = 0
+        self._asked_tick: dict[int, int] = {}
+
+    # -- notice and predict ---------------------------------------------------
+
+    def predict(self, tick: int) -> None:
+        """Update the predictions; cancel withdrawn ones and ask for confident ones."""
+        world = self._world
+        player = world.player_status()
+        me = Motion(player.id, player.x, player.y, player.vx, player.vy)
+        for change in self._predictor.update(me, world.greeter_motions()):
+            record = None if change.started else self._records.prediction_for(change.npc_id)
+            if record is not None:
+                self._runtime.cancel(record.handle)
+                self._records.remove(record.handle)
+                self.outcomes["cancelled"] += 1
+        for npc_id in self._predictor.active:
+            last_asked = self._asked_tick.get(npc_id, -self._retry_ticks)
+            if self._wants(npc_id) and tick - last_asked >= self._retry_ticks:
+                self._ask(tick, npc_id, player.id)
+
+    def _wants(self, npc_id: int) -> bool:
+        return npc_id not in self.ready and self._records.prediction_for(npc_id) is None
+
+    def _ask(self, tick: int, npc_id: int, player_id: int) -> None:
+        self._asked_tick[npc_id] = tick
+        request = self._builder.request(LineAsk(tick, npc_id, Trigger.GREET, player_id), True)
+        handle = self._runtime.submit(request)
+        self._records.add(LineRecord(LineKind.PREDICTION, handle, request, ask=None))
+        self.issued += 1
+
+    def drop_outdated(self, tick: int) -> None:
+        """Drop ready lines that were disrupted since they were asked for, or expired.
+
+        A disrupted line goes at once, so that a fresh one can be asked for while the
+        player is still on the way.
+        """
+        for npc_id, line in list(self.ready.items()):
+            if self._disruptions.last(npc_id) >= line.snapshot.tick:
+                del self.ready[npc_id]
+                self._checker.stale["topic_changed"] += 1
+                self.outcomes["stale"] += 1
+            elif tick > line.expires_tick:
+                del self.ready[npc_id]
+                self.outcomes["expired"] += 1
+
+    # -- use ------------------------------------------------------------------
+
+    def use(self, ask: LineAsk) -> bool:
+        """The greeting fired: show the prepared line, or wait for the one in flight.
+
+        Returns False when there is neither, and the caller asks for a line as usual.
+        """
+        self._predictor.forget(ask.npc_id)
+        prepared = self.ready.pop(ask.npc_id, None)
+        if prepared is not None:
+            return self._show(ask, prepared.text, prepared.snapshot, ask.tick)
+        record = self._records.prediction_for(ask.npc_id)
+        if record is None:
+            return False
+        record.promote(ask)
+        return True
+
+    # -- settle ---------------------------------------------------------------
+
+    def settle(self, record: LineRecord, text: str, origin: LineOrigin, tick: int) -> None:
+        """A greeting request ended with ``text``: keep it, show it, or count why not."""
+        snapshot = record.snapshot
+        if origin == "fallback":
+            self.outcomes["failed"] += 1
+            if record.ask is not None and self._checker.reject(snapshot, tick) is None:
+                live = self._checker.live(snapshot)
+                self._emit(LineReady(record.ask, text, "fallback", snapshot, live))
+        elif record.ask is None:
+            expires = snapshot.tick + self._timing.ttl_ticks(Trigger.GREET, predictive=True)
+            self.ready[record.npc_id] = PreparedLine(text, snapshot, expires)
+        else:
+            self._show(record.ask, text, snapshot, tick)
+
+    def _show(self, ask: LineAsk, text: str, snapshot: LineSnapshot, tick: int) -> bool:
+        """Show a prepared line if it still fits the world; count the outcome either way."""
+        if self._checker.reject(snapshot, tick) is not None:
+            self.outcomes["stale"] += 1
+            return False
+        self.outcomes["used"] += 1
+        self._emit(LineReady(ask, text, "prepared", snapshot, self._checker.live(snapshot)))
+        return True
+
+    def report(self) -> dict[str, int]:
+        """Counts for the headless report."""
+        in_flight = sum(1 for _ in self._records.of_kind(LineKind.PREDICTION))
+        return {
+            "issued": self.issued,
+            **{outcome: self.outcomes[outcome] for outcome in OUTCOMES},
+            "in_flight": in_flight,
+            "ready": len(self.ready),
+        }
