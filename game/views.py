@@ -41,7 +41,7 @@ class HudView:
     show_graph: bool = False
     show_help: bool = False
     paused: bool = False
-    mode: str = "templates"
+    mode: str = "off"
     load: LoadView | None = None
     ai_stats: tuple[tuple[str, str], ...] = ()
     chat_input: str | None = None

@@ -100,13 +100,10 @@ def build_prompt(
     memory: Memory,
     subject: str = "",
     errand: str = "",
-    perceived: Sequence[str] = (),
     player_text: str = "",
 ) -> PromptSpec:
     """One request's prompt. Only CHAT carries the conversation, to keep barks short."""
     notes = [f"{speaker.name} remembers: {fact}." for fact in memory.facts]
-    if perceived:
-        notes.append(f"Nearby: {', '.join(perceived)}.")
     return PromptSpec(
         context=context,
         speaker=speaker.label,

@@ -48,7 +48,6 @@ MODE_LABELS: dict[str, tuple[str, str, Rgb]] = {
     "async": ("AI: async", "zero-stall  ·  F5: try sync", HUD_GOOD),
     "sync": ("AI: SYNC (naive)", "the game waits for the model  ·  F5: async", HUD_BAD),
     "off": ("AI: off", "template lines only", HUD_DIM),
-    "templates": ("AI: templates", "template lines only", HUD_WARN),
 }
 
 

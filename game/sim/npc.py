@@ -187,11 +187,6 @@ class NpcBrain:
         """Whether a line from this villager makes sense right now."""
         return self.state not in DOWN
 
-    @property
-    def standing(self) -> bool:
-        """Whether the body should keep itself upright."""
-        return self.state not in DOWN
-
     def notify(self, stimulus: Stimulus) -> None:
         """Queue a stimulus; it is handled on the next ``think``."""
         self._inbox.append(stimulus)

@@ -76,7 +76,6 @@ class World:
         for persona_id, spec in crowd.extra_villagers(cast, extra_npcs, self._rng, level):
             self._add_villager(spec, persona_id, "wander")
         self._villager_by_id = {v.id: v for v in self.villagers}
-        self._villager_by_shape: dict[pymunk.Shape, Villager] = {v.shape: v for v in self.villagers}
 
         self.props: list[Prop] = []
         for placed in level.props:

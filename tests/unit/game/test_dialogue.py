@@ -79,3 +79,36 @@ def test_only_shown_lines_are_remembered() -> None:
     assert dialogue.memories.of(7).exchanges == ()  # asked, not yet shown
     dialogue.update(5)
     assert [e.text for e in dialogue.memories.of(7).exchanges] == ["Ow!"]
+
+
+class AskRecorder(TemplateLineSource):
+    """Template lines that also keep every ask they were given."""
+
+    def __init__(self) -> None:
+        super().__init__(make_templates(), {1: "traveller"})
+        self.asks: list[LineAsk] = []
+
+    def request(self, ask: LineAsk) -> None:
+        self.asks.append(ask)
+        super().request(ask)
+
+
+def test_player_text_is_cleaned_and_capped_where_it_enters_the_game() -> None:
+    source = AskRecorder()
+    dialogue = Dialogue(
+        source, {7: "Bess"}, bubble_ticks=60, chat_bubble_ticks=120, player_text_max_chars=20
+    )
+    typed = "What\u202e do\u200b you\x00 sell,   Bess? " + "x" * 50
+    kept = dialogue.say(6, 7, 1, typed)
+
+    assert kept == "What do you sell,"
+    assert [ask.player_text for ask in source.asks] == [kept]
+    assert dialogue.memories.of(7).exchanges[-1].text == kept
+
+
+def test_player_text_with_nothing_left_asks_nothing() -> None:
+    source = AskRecorder()
+    dialogue = Dialogue(source, {7: "Bess"}, bubble_ticks=60, chat_bubble_ticks=120)
+    assert dialogue.say(6, 7, 1, " \x00\u200b\t ") == ""
+    assert source.asks == []
+    assert dialogue.memories.of(7).exchanges == ()
