@@ -5,26 +5,28 @@ The ``Llama`` object is created in :meth:`LlamaBackend.load` and used in
 thread only. Two threads inside one ``Llama`` abort the process from native
 code, which no ``try`` can catch.
 
-There is no cancel call in llama.cpp. A ``stopping_criteria`` that reads the
-runtime's cancel flag ends generation after the next sampled token; prompt
-evaluation itself cannot be interrupted, which is one more reason to keep the
-per-request prompt tail short.
+Completion prompts run through :class:`ai.token_loop.TokenLoop`, which keeps the
+worker's Python work per token (and so its GIL hand-offs) small. There is no cancel
+call in llama.cpp: the loop reads the runtime's cancel flag once per token, so
+generation ends at the next token; prompt evaluation itself cannot be interrupted,
+which is one more reason to keep the per-request prompt tail short.
 """
 
 from __future__ import annotations
 
-import codecs
 import logging
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
 from ai.config import AiConfig
 from ai.prompt import build_chat_messages, build_completion_prompt
 from ai.requests import PromptSpec
-from ai.streaming import StopFilter
+
+if TYPE_CHECKING:
+    from ai.token_loop import TokenLoop
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +39,7 @@ class LlamaBackend:
     def __init__(self, config: AiConfig) -> None:
         self._config = config
         self._llm: Any = None
-        self._vocab: Any = None
+        self._loop: TokenLoop | None = None
         self._use_chat = False
         self._model_path: Path | None = None
         # llama-cpp-python reuses one sampler seed per instance unless told
@@ -61,8 +63,9 @@ class LlamaBackend:
         path = resolve_model_path(model_cfg, lambda f, stage: progress(0.8 * f, stage))
         progress(0.8, "loading model")
         try:
-            import llama_cpp
             from llama_cpp import Llama
+
+            from ai.token_loop import TokenLoop
         except ImportError as exc:
             raise ModelLoadError(f"llama-cpp-python is not installed: {exc}") from exc
         try:
@@ -79,7 +82,7 @@ class LlamaBackend:
         except Exception as exc:
             raise ModelLoadError(f"llama.cpp could not load {path}: {exc}") from exc
         self._llm = llm
-        self._vocab = llama_cpp.llama_model_get_vocab(llm.model)
+        self._loop = TokenLoop(llm)
         self._model_path = path
         self._use_chat = self._choose_chat(llm)
         logger.info(
@@ -110,8 +113,10 @@ class LlamaBackend:
         else:
             yield from self._generate_completion(prompt, player_text, params, should_stop)
 
+    def _seed(self, params: GenerationParams) -> int:
+        return params.seed if params.seed is not None else self._rng.randrange(2**31)
+
     def _sampling(self, params: GenerationParams) -> dict[str, Any]:
-        seed = params.seed if params.seed is not None else self._rng.randrange(2**31)
         return {
             "max_tokens": params.max_tokens,
             "temperature": params.temperature,
@@ -119,60 +124,29 @@ class LlamaBackend:
             "top_k": params.top_k,
             "min_p": params.min_p,
             "repeat_penalty": params.repeat_penalty,
-            "seed": seed,
+            "seed": self._seed(params),
         }
 
     def _generate_completion(
         self, prompt: PromptSpec, player_text: str, params: GenerationParams, should_stop: StopCheck
     ) -> Iterator[str]:
-        # Llama.generate() plus our own incremental detokenising and stop
-        # handling does a fraction of the per-token Python work of
-        # create_completion(), which re-detokenises the whole completion on
-        # every token. Less Python per token means fewer GIL hand-offs that
-        # the game's main thread has to wait for.
-        import llama_cpp
-
-        llm = self._llm
-        tokens = llm.tokenize(build_completion_prompt(prompt, player_text).encode("utf-8"))
-        room = llm.n_ctx() - len(tokens)
+        loop = self._loop
+        assert loop is not None
+        tokens = loop.tokenize(build_completion_prompt(prompt, player_text))
+        room = loop.n_ctx - len(tokens)
         if room <= 0:
-            raise ValueError(f"prompt of {len(tokens)} tokens does not fit n_ctx={llm.n_ctx()}")
-        max_tokens = min(params.max_tokens, room)
-        sampling = self._sampling(params)
-        llm.set_seed(sampling["seed"])
-
-        def stop_criterion(input_ids: Any, logits: Any) -> bool:
-            del input_ids, logits
-            return should_stop()
-
-        vocab = self._vocab
-        is_eog = llama_cpp.llama_vocab_is_eog
-        detokenize = llm.detokenize
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        stops = StopFilter(params.stop)
-        generator = llm.generate(
-            tokens,
-            top_k=sampling["top_k"],
-            top_p=sampling["top_p"],
-            min_p=sampling["min_p"],
-            temp=sampling["temperature"],
-            repeat_penalty=sampling["repeat_penalty"],
-            stopping_criteria=llama_cpp.StoppingCriteriaList([stop_criterion]),
-        )
-        try:
-            for count, token in enumerate(generator, start=1):
-                if is_eog(vocab, token):
-                    break
-                text = stops.feed(decoder.decode(detokenize([token])))
-                if text:
-                    yield text
-                if stops.stopped or count >= max_tokens:
-                    break
-            tail = stops.feed(decoder.decode(b"", final=True)) + stops.flush()
-            if tail:
-                yield tail
-        finally:
-            generator.close()
+            raise ValueError(f"prompt of {len(tokens)} tokens does not fit n_ctx={loop.n_ctx}")
+        with loop.sampler(
+            temperature=params.temperature,
+            top_k=params.top_k,
+            top_p=params.top_p,
+            min_p=params.min_p,
+            repeat_penalty=params.repeat_penalty,
+            seed=self._seed(params),
+        ) as chain:
+            yield from loop.pieces(
+                tokens, chain, min(params.max_tokens, room), params.stop, should_stop
+            )
 
     def _generate_chat(
         self, prompt: PromptSpec, player_text: str, params: GenerationParams, should_stop: StopCheck
@@ -198,6 +172,7 @@ class LlamaBackend:
     def close(self) -> None:
         """Free the native model and context."""
         llm, self._llm = self._llm, None
+        self._loop = None
         if llm is not None:
             llm.close()
 

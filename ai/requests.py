@@ -55,6 +55,8 @@ class LineRequest:
     ``deadline_s``: the request must start generating within this many seconds
     of submit, else it is dropped. ``timeout_s``: the whole wall budget after
     submit; past it the request is cancelled and answered with a fallback.
+    ``stream``: send a ``TokenStreamed`` event per token, for a line that types
+    into its bubble (chat). Other lines arrive whole and cost no event per token.
     """
 
     npc_id: int
@@ -65,6 +67,7 @@ class LineRequest:
     deadline_s: float
     timeout_s: float
     max_tokens: int | None = None
+    stream: bool = False
 
 
 @dataclass(frozen=True, slots=True)

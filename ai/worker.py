@@ -143,6 +143,8 @@ class Worker:
         hygiene = self._config.hygiene
         max_chars = hygiene.max_chars
         runaway = max_chars * _RUNAWAY_FACTOR
+        # Only a line that types into its bubble needs an event per token.
+        streaming = request.stream
         params = self._default_params
         if request.max_tokens is not None:
             params = GenerationParams.from_config(self._config.generation, request.max_tokens)
@@ -158,9 +160,9 @@ class Worker:
                     first_token = clock()
                 tokens += 1
                 raw += piece
-                outbox.append(
-                    (ticket, TokenStreamed(handle, request, clean_partial(raw, max_chars), piece))
-                )
+                if streaming:
+                    partial = clean_partial(raw, max_chars)
+                    outbox.append((ticket, TokenStreamed(handle, request, partial, piece)))
                 if len(raw) > runaway:
                     break
         except Exception as exc:

@@ -130,7 +130,17 @@ class RequestBuilder:
         signature = (
             f"{ask.npc_id}:{ask.trigger.value}:{ask.listener_id}:{ask.refs}:{ask.player_text}"
         )
-        return LineRequest(ask.npc_id, priority, signature, prompt, snapshot, deadline, timeout)
+        return LineRequest(
+            ask.npc_id,
+            priority,
+            signature,
+            prompt,
+            snapshot,
+            deadline,
+            timeout,
+            # Only chat replies type into their bubble; other lines are validated whole.
+            stream=ask.trigger is Trigger.CHAT,
+        )
 
     def listener_name(self, listener_id: int | None) -> str:
         """How a line's listener is named in prompts and templates."""

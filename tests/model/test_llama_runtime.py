@@ -53,6 +53,7 @@ def _request(signature: str, situation: str, priority: Priority = Priority.REACT
         snapshot=None,
         deadline_s=20.0,
         timeout_s=30.0,
+        stream=True,
     )
 
 

@@ -63,8 +63,9 @@ def make_request(
     deadline_s: float = 30.0,
     timeout_s: float = 60.0,
     speaker: str = "Bess the baker",
+    stream: bool = True,
 ) -> LineRequest:
-    """A request with generous budgets unless told otherwise."""
+    """A streamed request with generous budgets unless told otherwise."""
     return LineRequest(
         npc_id=zlib.crc32(signature.encode()) % 10_000 if npc_id is None else npc_id,
         priority=priority,
@@ -73,6 +74,7 @@ def make_request(
         snapshot={"tick": 1, "signature": signature},
         deadline_s=deadline_s,
         timeout_s=timeout_s,
+        stream=stream,
     )
 
 

@@ -157,6 +157,24 @@ def test_completed_line_is_cleaned(make_runtime: Callable[..., AiRuntime]) -> No
     )
 
 
+def test_a_line_that_does_not_stream_arrives_whole(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    raw = "Careful with that crate, it holds my best flour."
+    config = fast_config()
+    runtime = make_runtime(config, ScriptedBackend(config.scripted, script=lambda p: raw))
+    log = EventLog(runtime)
+    streamed = runtime.submit(make_request("s"))
+    whole = runtime.submit(make_request("w", stream=False))
+    log.until(lambda: len(log.of(LineCompleted)) == 2)
+    assert len(log.of(TokenStreamed, streamed)) == len(raw.split())
+    assert not log.of(TokenStreamed, whole)
+    line = log.of(LineCompleted, whole)[0]
+    assert isinstance(line, LineCompleted)
+    assert line.text == raw
+    assert line.stats.tokens == len(raw.split())
+
+
 def test_broken_fallback_source_still_answers(fallback: RecordingFallback) -> None:
     class Broken:
         def fallback_line(self, request: LineRequest) -> str:
