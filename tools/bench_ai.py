@@ -1,8 +1,8 @@
 """Benchmark: does the AI worker disturb a 60 Hz game loop?
 
-Runs a fake main loop (about 2 ms of Python work per tick) with the AI idle and
-with the worker generating back to back on the real model, in the same run.
-Idle and busy alternate in short blocks so that machine noise (virtual CPUs,
+Runs a fake main loop (about 2 ms per tick: a pymunk space of 300 bodies stepped and
+read back, plus pure Python) with the AI idle and with the worker generating back to
+back on the real model, in the same run. Idle and busy alternate in short blocks so that machine noise (virtual CPUs,
 neighbours) hits both alike; a third "control" block keeps the other core busy
 in C with the GIL released, which shows the slowdown the machine itself causes.
 The same prompts then go through plain llama-cpp-python for a tokens/s
@@ -33,6 +33,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import llama_cpp  # noqa: E402
+import pymunk  # noqa: E402
 
 from ai import (  # noqa: E402
     AiConfig,
@@ -51,6 +52,7 @@ from ai.prompt import build_completion_prompt  # noqa: E402
 
 TICK_S = 1.0 / 60.0
 WORK_S = 0.002
+PHYSICS_BODIES = 300
 
 # Long, identical shared context: the KV cache keeps it between requests.
 CONTEXT = (
@@ -80,7 +82,8 @@ class _Fallback:
         return "..."
 
 
-def _spec(i: int) -> PromptSpec:
+def prompt_spec(i: int) -> PromptSpec:
+    """The i-th benchmark prompt: a shared few-shot context, then a speaker and situation."""
     return PromptSpec(
         context=CONTEXT,
         speaker=SPEAKERS[i % len(SPEAKERS)],
@@ -93,22 +96,59 @@ def _request(i: int, priority: Priority = Priority.REACTIVE) -> LineRequest:
         npc_id=i % 50,
         priority=priority,
         signature=f"bench-{i}",
-        prompt=_spec(i),
+        prompt=prompt_spec(i),
         snapshot=i,
         deadline_s=5.0,
         timeout_s=10.0,
     )
 
 
-def _calibrate_work() -> int:
-    """Loop count that takes about WORK_S of pure Python on this machine."""
+class _Physics:
+    """A pymunk space with a few hundred bodies, read body by body like a game reads it.
+
+    Every pymunk call releases the GIL and takes it back, which is what exposes the
+    worker's Python time to the loop; a pure-Python tick never lets go of the GIL.
+    """
+
+    def __init__(self, bodies: int = PHYSICS_BODIES) -> None:
+        self.space = pymunk.Space()
+        self.space.gravity = (0.0, -900.0)
+        floor = pymunk.Segment(self.space.static_body, (-50, 0), (1050, 0), 2.0)
+        walls = [
+            pymunk.Segment(self.space.static_body, (x, 0), (x, 2000), 2.0) for x in (-50, 1050)
+        ]
+        self.space.add(floor, *walls)
+        self.bodies = []
+        for i in range(bodies):
+            body = pymunk.Body(1.0, pymunk.moment_for_circle(1.0, 0, 6))
+            body.position = (10 + (i * 37) % 980, 20 + (i // 25) * 14)
+            self.space.add(body, pymunk.Circle(body, 6))
+            self.bodies.append(body)
+        self.ticks = 0
+
+    def step(self) -> float:
+        """One tick: stir every second, step, and read every body back."""
+        self.ticks += 1
+        if self.ticks % 60 == 0:
+            for i, body in enumerate(self.bodies):
+                body.apply_impulse_at_local_point((((i * 7) % 13 - 6) * 40.0, 300.0))
+        self.space.step(TICK_S)
+        return sum(body.position.y for body in self.bodies)
+
+
+def _calibrate_work(physics: _Physics) -> int:
+    """Loop count that, with one physics step, takes about WORK_S on this machine."""
     n = 20_000
-    samples = []
+    samples, steps = [], []
     for _ in range(7):
         begin = time.perf_counter()
         _work(n)
         samples.append(time.perf_counter() - begin)
-    return max(1, int(n * WORK_S / statistics.median(samples)))
+        begin = time.perf_counter()
+        physics.step()
+        steps.append(time.perf_counter() - begin)
+    left = max(WORK_S * 0.25, WORK_S - statistics.median(steps))
+    return max(1, int(n * left / statistics.median(samples)))
 
 
 def _work(n: int) -> int:
@@ -126,9 +166,10 @@ def _ms(p: Percentiles) -> dict[str, float]:
 class _Loop:
     """A fixed 60 Hz loop whose tick and wake-up figures accumulate across blocks."""
 
-    def __init__(self, runtime: AiRuntime, work_n: int) -> None:
+    def __init__(self, runtime: AiRuntime, work_n: int, physics: _Physics) -> None:
         self.runtime = runtime
         self.work_n = work_n
+        self.physics = physics
         self.ticks: dict[str, list[float]] = {}
         self.late: dict[str, list[float]] = {}
         self.completed: list[LineCompleted] = []
@@ -146,6 +187,7 @@ class _Loop:
         while next_tick < end:
             begin = time.perf_counter()
             late.append(max(0.0, begin - next_tick))
+            self.physics.step()
             _work(self.work_n)
             if busy:
                 if to_cancel is not None:
@@ -241,7 +283,7 @@ def _plain_llama(config: AiConfig, model_path: str, count: int) -> dict[str, Any
         swa_full=model.swa_full,
         verbose=False,
     )
-    prompt_tokens = len(llm.tokenize(build_completion_prompt(_spec(0), "").encode()))
+    prompt_tokens = len(llm.tokenize(build_completion_prompt(prompt_spec(0), "").encode()))
     prefix_tokens = len(llm.tokenize(CONTEXT.encode()))
     tokens = 0
     decode_s = 0.0
@@ -251,7 +293,7 @@ def _plain_llama(config: AiConfig, model_path: str, count: int) -> dict[str, Any
         first = None
         n = 0
         for chunk in llm.create_completion(
-            build_completion_prompt(_spec(i), ""),
+            build_completion_prompt(prompt_spec(i), ""),
             stream=True,
             stop=list(gen.stop),
             max_tokens=gen.max_tokens,
@@ -284,7 +326,12 @@ def _plain_llama(config: AiConfig, model_path: str, count: int) -> dict[str, Any
 
 
 def _condition(
-    config: AiConfig, interval: float, seconds: float, block_s: float, work_n: int
+    config: AiConfig,
+    interval: float,
+    seconds: float,
+    block_s: float,
+    work_n: int,
+    physics: _Physics,
 ) -> tuple[dict[str, Any], float]:
     """Interleaved idle / busy / control blocks at one switch interval."""
     # The runtime applies its configured switch interval on start.
@@ -292,7 +339,7 @@ def _condition(
     runtime, load_s = _runtime_phase(config)
     gc.collect()
     gc.freeze()
-    loop = _Loop(runtime, work_n)
+    loop = _Loop(runtime, work_n, physics)
     blocks = max(1, round(seconds / 2 / block_s))
     for _ in range(blocks):
         loop.run("idle", block_s, busy=False)
@@ -356,11 +403,14 @@ def main() -> int:
         generation=GenerationConfig(),
     )
     default_interval = sys.getswitchinterval()
-    work_n = _calibrate_work()
+    physics = _Physics()
+    work_n = _calibrate_work(physics)
     runs = []
     load_s = 0.0
     for text in filter(None, args.switch_intervals.split(",")):
-        result, load_s = _condition(config, float(text), args.seconds, args.block_seconds, work_n)
+        result, load_s = _condition(
+            config, float(text), args.seconds, args.block_seconds, work_n, physics
+        )
         runs.append(result)
 
     from ai.model import resolve_model_path
@@ -383,6 +433,8 @@ def main() -> int:
             "block_seconds": args.block_seconds,
             "tick_hz": 60,
             "work_ms_per_tick": WORK_S * 1e3,
+            "physics_bodies_per_tick": PHYSICS_BODIES,
+            "loadavg": [round(x, 2) for x in os.getloadavg()],
             "n_threads": args.threads,
             "n_threads_batch": args.threads,
             "headline_switch_interval_s": head["switch_interval_s"],

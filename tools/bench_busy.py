@@ -1,0 +1,339 @@
+"""Benchmark: the real village at 60 Hz beside a model that generates back to back.
+
+One process steps the village (AI off, so the world's own work stays the same, the
+scripted bot playing) at a paced 60 Hz, while a generator beside it keeps the model busy
+the whole time. Modes run in interleaved blocks, so machine noise hits them alike:
+
+- ``off``: nothing beside the loop;
+- ``plain``: the textbook design, the simplest peer: a ``queue.Queue``, one worker
+  thread calling ``Llama.create_completion(stream=True)`` back to back, and a callback
+  that posts each piece to a task queue the main thread drains every tick;
+- ``runtime``: the project's ``AiRuntime`` with ``LlamaBackend``, lines arriving whole
+  (a bark); ``runtime-stream`` asks for a token event per token (a chat reply).
+
+The tick time is ``village.step`` plus the generator's calls at that tick. ``--load N``
+keeps N busy-loop processes running beside it, for the loaded condition. Writes JSON.
+
+    python tools/bench_busy.py --blocks 12 --out bench/busy.json
+    python tools/bench_busy.py --blocks 12 --load 2 --out bench/busy_loaded.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import json
+import os
+import platform
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TICK_S = 1.0 / 60.0
+MODES = ("off", "plain", "runtime", "runtime-stream")
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return {"count": 0}
+
+    def at(q: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3, 4)
+
+    return {"p50": at(0.50), "p99": at(0.99), "max": at(1.0), "count": len(ordered)}
+
+
+class _Plain:
+    """The simplest peer: a worker thread, a request queue and a task queue."""
+
+    def __init__(self, llm: Any, gen: Any) -> None:
+        self.requests: queue.Queue[str | None] = queue.Queue()
+        self.tasks: queue.Queue[str | None] = queue.Queue()
+        self.busy = False
+        self.lines: list[tuple[int, float]] = []  # (decoded tokens, seconds)
+        self._llm, self._gen = llm, gen
+        self._seed = 0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        llm, gen = self._llm, self._gen
+        while (prompt := self.requests.get()) is not None:
+            self.busy = True
+            self._seed += 1
+            prompt_tokens = len(llm.tokenize(prompt.encode()))
+            first = end = 0.0
+            for chunk in llm.create_completion(
+                prompt,
+                stream=True,
+                stop=list(gen.stop),
+                max_tokens=gen.max_tokens,
+                temperature=gen.temperature,
+                top_p=gen.top_p,
+                top_k=gen.top_k,
+                min_p=gen.min_p,
+                repeat_penalty=gen.repeat_penalty,
+                seed=self._seed,
+            ):
+                first = first or time.perf_counter()
+                self.tasks.put(chunk["choices"][0]["text"])  # the callback
+            end = time.perf_counter()
+            decoded = llm.n_tokens - prompt_tokens  # tokens sampled and fed back
+            if first and decoded > 0:
+                self.lines.append((decoded, end - first))
+            self.tasks.put(None)
+            self.busy = False
+
+    def tick(self, busy: bool, prompt: str) -> None:
+        """Drain the task queue; keep one request waiting while busy."""
+        tasks = self.tasks
+        while True:
+            try:
+                tasks.get_nowait()
+            except queue.Empty:
+                break
+        if busy and self.requests.empty():
+            self.requests.put(prompt)
+
+    def idle(self) -> bool:
+        """True once the worker has nothing running or queued."""
+        return not self.busy and self.requests.empty()
+
+    def close(self) -> None:
+        """Stop the worker after its current line."""
+        self.requests.put(None)
+        self._thread.join(10.0)
+
+
+class _Runtime:
+    """The project's runtime, generating back to back."""
+
+    def __init__(self, ai: Any, config: Any, stream: bool) -> None:
+        self._ai = ai
+        self.runtime = ai.AiRuntime(config, ai.LlamaBackend(config), _Fallback())
+        self.runtime.start()
+        while self.runtime.load_progress().state == "loading":
+            time.sleep(0.01)
+        if self.runtime.load_progress().state != "ready":
+            raise SystemExit(f"model failed to load: {self.runtime.load_progress().error}")
+        self._stream = stream
+        self._streams = any(f.name == "stream" for f in dataclasses.fields(ai.LineRequest))
+        self._count = 0
+        self.lines: list[tuple[int, float]] = []
+
+    def request(self, prompt_spec: Any, stream: bool) -> Any:
+        """A back-to-back request; ``stream`` where this version of the runtime has it."""
+        self._count += 1
+        extra = {"stream": stream} if self._streams else {}
+        return self._ai.LineRequest(
+            npc_id=self._count % 50,
+            priority=self._ai.Priority.REACTIVE,
+            signature=f"busy-{self._count}",
+            prompt=prompt_spec,
+            snapshot=None,
+            deadline_s=10.0,
+            timeout_s=20.0,
+            **extra,
+        )
+
+    def tick(self, busy: bool, prompt_spec: Any, stream: bool) -> None:
+        """Poll; keep one request waiting while busy."""
+        runtime = self.runtime
+        if busy and runtime.queue_depth == 0:
+            runtime.submit(self.request(prompt_spec, stream))
+        for event in runtime.poll():
+            if isinstance(event, self._ai.LineCompleted) and event.stats.tokens_per_s > 0:
+                decoded = event.stats.tokens - 1
+                self.lines.append((decoded, decoded / event.stats.tokens_per_s))
+
+    def idle(self) -> bool:
+        """True once nothing is running or queued."""
+        return self.runtime.in_flight == 0 and self.runtime.queue_depth == 0
+
+
+class _Fallback:
+    def fallback_line(self, request: Any) -> str:
+        return "..."
+
+
+def _rate(lines: list[tuple[int, float]]) -> float:
+    seconds = sum(s for _, s in lines)
+    return round(sum(n for n, _ in lines) / seconds, 2) if seconds else 0.0
+
+
+def _busy_loads(count: int) -> list[subprocess.Popen[bytes]]:
+    code = "while True: pass"
+    return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(count)]
+
+
+def main() -> int:
+    """Run the interleaved blocks and write the JSON report."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--scenario", default="village")
+    parser.add_argument("--blocks", type=int, default=12, help="blocks per mode")
+    parser.add_argument("--block-seconds", type=float, default=2.0)
+    parser.add_argument("--modes", default="off,plain,runtime,runtime-stream")
+    parser.add_argument("--load", type=int, default=0, help="busy-loop processes beside it")
+    parser.add_argument(
+        "--switch-interval",
+        type=float,
+        default=None,
+        help="runtime.switch_interval_s (default: as config/ai.toml says)",
+    )
+    parser.add_argument("--ai-from", type=Path, default=None, help="import ai/ from this tree")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "busy.json")
+    args = parser.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = sorted(set(modes) - set(MODES))
+    if unknown:
+        parser.error(f"unknown modes {unknown}; choose from {', '.join(MODES)}")
+
+    sys.path.insert(0, str(ROOT))
+    if args.ai_from is not None:
+        sys.path.insert(0, str(args.ai_from.resolve()))
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    from llama_cpp import Llama, __version__
+
+    import ai
+    from ai.model import resolve_model_path
+    from ai.prompt import build_completion_prompt
+    from game.app import build_village
+    from game.config import CONFIG_DIR, load_settings
+    from game.gcwatch import settle_heap
+    from game.input.bot import Bot
+    from tools.bench_ai import prompt_spec
+
+    settings = load_settings(
+        CONFIG_DIR, ('game.dialogue.ai_mode="off"', f'game.headless.scenario="{args.scenario}"')
+    )
+    config = dataclasses.replace(
+        settings.ai, scheduler=dataclasses.replace(settings.ai.scheduler, rate_limit_s=0.0)
+    )
+    if args.switch_interval is not None:
+        config = dataclasses.replace(
+            config, runtime=ai.RuntimeConfig(switch_interval_s=args.switch_interval)
+        )
+    model = config.model
+    llm = Llama(
+        model_path=str(resolve_model_path(model)),
+        n_ctx=model.n_ctx,
+        n_batch=model.n_batch,
+        n_threads=model.n_threads,
+        n_threads_batch=model.n_threads_batch,
+        swa_full=model.swa_full,
+        verbose=False,
+    )
+    plain = _Plain(llm, config.generation) if "plain" in modes else None
+    runtime = (
+        _Runtime(ai, config, stream=False) if {"runtime", "runtime-stream"} & set(modes) else None
+    )
+    village = build_village(settings)
+    world = village.world
+    bot = Bot(
+        settings.game.headless.scenario,
+        seed=settings.game.world.seed,
+        level=world.level_view(),
+        talk_radius=world.talk_radius,
+    )
+    loads = _busy_loads(args.load)
+    ticks: dict[str, list[float]] = {m: [] for m in modes}
+    calls: dict[str, list[float]] = {m: [] for m in modes}
+    load_before = os.getloadavg()
+    settle_heap()
+    started = time.perf_counter()
+    count = 0
+    try:
+        for _ in range(args.blocks):
+            for mode in modes:
+                record, call_record = ticks[mode], calls[mode]
+                next_tick = time.perf_counter()
+                end = next_tick + args.block_seconds
+                while next_tick < end:
+                    count += 1
+                    spec = prompt_spec(count)
+                    begin = time.perf_counter()
+                    village.step(bot.intent(world.snapshot()))
+                    ai_begin = time.perf_counter()
+                    if mode == "plain" and plain is not None:
+                        plain.tick(True, build_completion_prompt(spec, ""))
+                    elif mode.startswith("runtime") and runtime is not None:
+                        runtime.tick(True, spec, stream=mode == "runtime-stream")
+                    done = time.perf_counter()
+                    record.append(done - begin)
+                    if mode != "off":
+                        call_record.append(done - ai_begin)
+                    next_tick += TICK_S
+                    delay = next_tick - time.perf_counter()
+                    if delay > 0:
+                        time.sleep(delay)
+                # Let the generator finish its line before the next mode (not recorded).
+                while not ((plain is None or plain.idle()) and (runtime is None or runtime.idle())):
+                    if plain is not None:
+                        plain.tick(False, "")
+                    if runtime is not None:
+                        runtime.tick(False, None, stream=False)
+                    time.sleep(0.005)
+    finally:
+        load_after = os.getloadavg()
+        for process in loads:
+            process.terminate()
+            process.wait()
+        if plain is not None:
+            plain.close()
+        if runtime is not None:
+            runtime.runtime.shutdown()
+    tick_ms = {m: _percentiles(v) for m, v in ticks.items()}
+    off_p99 = tick_ms.get("off", {}).get("p99")
+    rates = {
+        "plain": _rate(plain.lines) if plain else None,
+        "runtime": _rate(runtime.lines) if runtime else None,
+    }
+    report = {
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpu_count": os.cpu_count(),
+            "llama_cpp_python": __version__,
+        },
+        "settings": {
+            "scenario": args.scenario,
+            "blocks_per_mode": args.blocks,
+            "block_seconds": args.block_seconds,
+            "modes": modes,
+            "background_busy_processes": args.load,
+            "switch_interval_s": config.runtime.switch_interval_s,
+            "ai_from": str(args.ai_from) if args.ai_from else "this tree",
+            "n_threads": model.n_threads,
+        },
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in load_after],
+        "wall_s": round(time.perf_counter() - started, 1),
+        "tick_ms": tick_ms,
+        "tick_p99_over_off": {
+            m: round(t["p99"] / off_p99, 3) for m, t in tick_ms.items() if off_p99 and t.get("p99")
+        },
+        "ai_call_ms": {m: _percentiles(v) for m, v in calls.items() if v},
+        "tokens_per_s": rates,
+        "lines": {
+            "plain": len(plain.lines) if plain else 0,
+            "runtime": len(runtime.lines) if runtime else 0,
+        },
+    }
+    gc.collect()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: report[k] for k in ("tick_p99_over_off", "tokens_per_s")}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
