@@ -2,9 +2,10 @@
 
 Runs a fake main loop (about 2 ms per tick: a pymunk space of 300 bodies stepped and
 read back, plus pure Python) with the AI idle and with the worker generating back to
-back on the real model, in the same run. Idle and busy alternate in short blocks so that machine noise (virtual CPUs,
-neighbours) hits both alike; a third "control" block keeps the other core busy
-in C with the GIL released, which shows the slowdown the machine itself causes.
+back on the real model, in the same run. Idle and busy alternate in short blocks so
+that machine noise (virtual CPUs, neighbours) hits both alike; a third "control" block
+keeps the other core busy in C with the GIL released, which shows the slowdown the
+machine itself causes.
 The same prompts then go through plain llama-cpp-python for a tokens/s
 baseline. Each ``sys.setswitchinterval`` value given is a separate run; the
 first one is the headline. Writes everything as JSON.
