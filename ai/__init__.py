@@ -6,12 +6,15 @@ with :meth:`AiRuntime.poll`. Only the runtime's worker thread touches the
 model. This package never imports the game.
 """
 
-from ai.backend import Backend, GenerationParams, ModelLoadError
+from ai.backend import Backend, GenerationError, GenerationParams, ModelLoadError
 from ai.config import (
     AiConfig,
+    BreakerConfig,
     GenerationConfig,
     HygieneConfig,
     ModelConfig,
+    RemoteConfig,
+    RoutingConfig,
     RuntimeConfig,
     SchedulerConfig,
     ScriptedConfig,
@@ -34,8 +37,10 @@ from ai.hygiene import clean_line, find_blocked, is_garbage, sanitize_player_tex
 from ai.llama_backend import LlamaBackend
 from ai.metrics import AiMetrics, Percentiles
 from ai.requests import Exchange, Handle, LineRequest, Priority, PromptSpec
+from ai.router import Router, build_router
 from ai.runtime import AiRuntime
 from ai.scripted_backend import ScriptedBackend, ScriptedError, ScriptedHang
+from ai.tiers import TierStats
 
 __all__ = [
     "AiConfig",
@@ -43,10 +48,12 @@ __all__ = [
     "AiMetrics",
     "AiRuntime",
     "Backend",
+    "BreakerConfig",
     "Exchange",
     "FallbackSource",
     "FallbackUsed",
     "GenerationConfig",
+    "GenerationError",
     "GenerationParams",
     "Handle",
     "HygieneConfig",
@@ -60,18 +67,23 @@ __all__ = [
     "Percentiles",
     "Priority",
     "PromptSpec",
+    "RemoteConfig",
     "RequestCancelled",
     "RequestDropped",
     "RequestStarted",
     "RequestStats",
     "RequestTimedOut",
+    "Router",
+    "RoutingConfig",
     "RuntimeConfig",
     "SchedulerConfig",
     "ScriptedBackend",
     "ScriptedConfig",
     "ScriptedError",
     "ScriptedHang",
+    "TierStats",
     "TokenStreamed",
+    "build_router",
     "clean_line",
     "find_blocked",
     "is_garbage",

@@ -25,6 +25,14 @@ class ModelLoadError(RuntimeError):
     """The model could not be loaded; the message is meant for a human."""
 
 
+class GenerationError(RuntimeError):
+    """One generation failed for a known reason; ``reason`` is short, for counters and logs."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
 @dataclass(frozen=True, slots=True)
 class GenerationParams:
     """Sampling parameters for one generation; ``seed`` None means random."""

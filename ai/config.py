@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from typing import Literal
+from urllib.parse import urlsplit
 
 from ai.requests import Priority
 
@@ -19,6 +20,8 @@ logger = logging.getLogger(__name__)
 BackendName = Literal["llama", "scripted"]
 PromptFormat = Literal["auto", "completion", "chat"]
 ModelVerify = Literal["stamp", "always"]
+RemoteApi = Literal["completion", "chat"]
+TIER_NAMES = ("local", "remote")
 
 
 def _require(condition: bool, message: str) -> None:
@@ -180,6 +183,108 @@ class RuntimeConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RemoteConfig:
+    """An OpenAI-compatible server as a second tier (llama.cpp's server, vLLM, Ollama).
+
+    ``base_url`` ends in ``/v1``, as OpenAI clients expect; ``api`` picks
+    ``/completions`` (few-shot prompts for base models) or ``/chat/completions``
+    (instruct models). ``api_key_env`` names the environment variable that holds
+    the key ("" sends none): the key itself never appears in a file or a log.
+    ``lanes`` is how many requests may stream from the server at once.
+    """
+
+    enabled: bool = False
+    base_url: str = "http://127.0.0.1:8080/v1"
+    model: str = "gemma-3-270m"
+    api: RemoteApi = "completion"
+    api_key_env: str = ""
+    connect_timeout_s: float = 1.0
+    read_timeout_s: float = 5.0
+    request_timeout_s: float = 10.0
+    lanes: int = 1
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.base_url)
+        _require(
+            parts.scheme in ("http", "https") and bool(parts.netloc),
+            f"remote.base_url must be an http:// or https:// URL, got {self.base_url!r}",
+        )
+        _require(self.api in ("completion", "chat"), f"remote.api: unknown {self.api!r}")
+        _require(
+            self.api_key_env == "" or self.api_key_env.replace("_", "").isalnum(),
+            "remote.api_key_env must name an environment variable (letters, digits, _)",
+        )
+        for name in ("connect_timeout_s", "read_timeout_s", "request_timeout_s"):
+            value = getattr(self, name)
+            _require(0.0 < value <= 600.0, f"remote.{name} must be in (0, 600]")
+        _require(1 <= self.lanes <= 16, "remote.lanes must be in 1..16")
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingConfig:
+    """Which tiers serve each priority class, in order of preference.
+
+    A tier is used only while its breaker is closed and its recent p95 time to
+    first token (from submit) fits the request's deadline; ``local`` answers
+    when no listed tier can. Player chat is hedged: if its tier has produced no
+    token after ``hedge_delay_s``, the next tier starts too and the first to
+    produce a token wins. Latency samples older than ``latency_window_s`` are
+    forgotten, so a tier that was slow gets tried again later; with fewer than
+    ``min_samples`` recent samples a tier is assumed to fit.
+    """
+
+    player_chat: tuple[str, ...] = ("remote", "local")
+    reactive: tuple[str, ...] = ("local",)
+    predictive: tuple[str, ...] = ("remote", "local")
+    ambient: tuple[str, ...] = ("remote", "local")
+    hedge_delay_s: float = 0.6
+    latency_window_s: float = 30.0
+    min_samples: int = 3
+
+    def __post_init__(self) -> None:
+        for priority in Priority:
+            name = priority.name.lower()
+            tiers = self.tiers_for(priority)
+            _require(bool(tiers), f"routing.{name} must name at least one tier")
+            for tier in tiers:
+                _require(tier in TIER_NAMES, f"routing.{name}: unknown tier {tier!r}")
+        _require(0.0 <= self.hedge_delay_s <= 30.0, "routing.hedge_delay_s must be in 0..30")
+        _require(1.0 <= self.latency_window_s <= 3600.0, "routing.latency_window_s: 1..3600")
+        _require(1 <= self.min_samples <= 1000, "routing.min_samples must be in 1..1000")
+
+    def tiers_for(self, priority: Priority) -> tuple[str, ...]:
+        """The tiers a priority class prefers, best first."""
+        if priority is Priority.PLAYER_CHAT:
+            return self.player_chat
+        if priority is Priority.REACTIVE:
+            return self.reactive
+        if priority is Priority.PREDICTIVE:
+            return self.predictive
+        return self.ambient
+
+
+@dataclass(frozen=True, slots=True)
+class BreakerConfig:
+    """The remote tier's circuit breaker.
+
+    ``failures`` failures or timeouts within ``window_s`` open it; after
+    ``cooldown_s`` one probe request (of at most ``probe_timeout_s``) is sent,
+    and the breaker closes when it succeeds.
+    """
+
+    failures: int = 3
+    window_s: float = 10.0
+    cooldown_s: float = 5.0
+    probe_timeout_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        _require(1 <= self.failures <= 1000, "breaker.failures must be in 1..1000")
+        _require(0.1 <= self.window_s <= 3600.0, "breaker.window_s must be in 0.1..3600")
+        _require(0.01 <= self.cooldown_s <= 3600.0, "breaker.cooldown_s must be in 0.01..3600")
+        _require(0.1 <= self.probe_timeout_s <= 600.0, "breaker.probe_timeout_s: 0.1..600")
+
+
+@dataclass(frozen=True, slots=True)
 class AiConfig:
     """All AI settings; one instance is built at start and passed explicitly."""
 
@@ -189,3 +294,6 @@ class AiConfig:
     hygiene: HygieneConfig = field(default_factory=HygieneConfig)
     scripted: ScriptedConfig = field(default_factory=ScriptedConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+    remote: RemoteConfig = field(default_factory=RemoteConfig)
+    routing: RoutingConfig = field(default_factory=RoutingConfig)
+    breaker: BreakerConfig = field(default_factory=BreakerConfig)

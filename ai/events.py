@@ -59,12 +59,16 @@ class TokenStreamed:
 
 @dataclass(frozen=True, slots=True)
 class LineCompleted:
-    """The finished, cleaned line; the only event game logic should act on."""
+    """The finished, cleaned line; the only event game logic should act on.
+
+    ``tier`` names the tier that wrote it ("" from a lone runtime, set by the router).
+    """
 
     handle: Handle
     request: LineRequest
     text: str
     stats: RequestStats
+    tier: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,3 +132,10 @@ TerminalEvent: TypeAlias = (
     LineCompleted | LineFailed | RequestCancelled | RequestTimedOut | RequestDropped
 )
 TERMINAL_EVENTS = (LineCompleted, LineFailed, RequestCancelled, RequestTimedOut, RequestDropped)
+
+
+def needs_fallback(event: TerminalEvent) -> bool:
+    """Whether a ``FallbackUsed`` follows this terminal event (see ``ai.runtime``)."""
+    if isinstance(event, LineCompleted):
+        return False
+    return not (isinstance(event, RequestCancelled) and event.reason == "cancelled")

@@ -14,7 +14,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ai.events import RequestStats
+from ai.events import (
+    LineCompleted,
+    RequestCancelled,
+    RequestDropped,
+    RequestStats,
+    RequestTimedOut,
+    TerminalEvent,
+    needs_fallback,
+)
 from ai.requests import Priority
 
 logger = logging.getLogger(__name__)
@@ -140,6 +148,25 @@ class MetricsRecorder:
         self._ttft.append(stats.ttft_s)
         self._total.append(stats.total_s)
         self._tokens_per_s.append(stats.tokens_per_s)
+
+    def record_outcome(self, event: TerminalEvent) -> str | None:
+        """Count how a request ended; return the fallback's reason, or None if none follows."""
+        if isinstance(event, LineCompleted):
+            self.record_completed(event.stats)
+            return None
+        if isinstance(event, RequestCancelled):
+            self.cancelled += 1
+        elif isinstance(event, RequestTimedOut):
+            self.timed_out += 1
+        elif isinstance(event, RequestDropped):
+            self.dropped[event.reason] += 1
+        else:
+            self.failed[event.reason] += 1
+        if not needs_fallback(event):
+            return None
+        reason = "timeout" if isinstance(event, RequestTimedOut) else event.reason
+        self.fallbacks[reason] += 1
+        return reason
 
     def snapshot(self, queue_depth: int, in_flight: int) -> AiMetrics:
         """Freeze the current figures; percentiles are computed here, not per call."""

@@ -37,7 +37,6 @@ from ai.events import (
     TERMINAL_EVENTS,
     AiEvent,
     FallbackUsed,
-    LineCompleted,
     LineFailed,
     LoadProgress,
     RequestCancelled,
@@ -286,28 +285,10 @@ class AiRuntime:
 
     def _count_outcome(self, event: TerminalEvent, out: list[AiEvent]) -> None:
         """Record a terminal event in metrics and add its fallback, if it needs one."""
-        metrics = self._metrics
-        reason: str | None
-        if isinstance(event, LineCompleted):
-            metrics.record_completed(event.stats)
-            return
-        if isinstance(event, RequestCancelled):
-            metrics.cancelled += 1
-            if event.reason == "cancelled":
-                return
-            reason = event.reason
-        elif isinstance(event, RequestTimedOut):
-            metrics.timed_out += 1
-            reason = "timeout"
-        elif isinstance(event, RequestDropped):
-            metrics.dropped[event.reason] += 1
-            reason = event.reason
-        else:
-            metrics.failed[event.reason] += 1
-            reason = event.reason
-        metrics.fallbacks[reason] += 1
-        text = safe_fallback_line(self._fallback, event.request)
-        out.append(FallbackUsed(event.handle, event.request, text, reason))
+        reason = self._metrics.record_outcome(event)
+        if reason is not None:
+            text = safe_fallback_line(self._fallback, event.request)
+            out.append(FallbackUsed(event.handle, event.request, text, reason))
 
     def _expire_deadlines(self, now: float) -> None:
         deadlines = self._deadlines

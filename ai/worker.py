@@ -14,7 +14,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
-from ai.backend import Backend, GenerationParams, ModelLoadError
+from ai.backend import Backend, GenerationError, GenerationParams, ModelLoadError
 from ai.config import AiConfig
 from ai.events import (
     AiEvent,
@@ -166,8 +166,9 @@ class Worker:
                 if len(raw) > runaway:
                     break
         except Exception as exc:
-            logger.warning("generation failed for npc %d: %r", request.npc_id, exc)
-            self._finish(ticket, LineFailed(handle, request, "error"))
+            logger.warning("generation failed for npc %d: %s", request.npc_id, exc)
+            reason = exc.reason if isinstance(exc, GenerationError) else "error"
+            self._finish(ticket, LineFailed(handle, request, reason))
             return
         finally:
             close = getattr(stream, "close", None)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ai import AiRuntime, Backend, LlamaBackend, ScriptedBackend
+from ai import Backend, LlamaBackend, ScriptedBackend, build_router
 from game.assets import AssetError, asset_path
 from game.config import CONFIG_DIR, Settings, load_settings
 from game.dialogue.dialogue import Dialogue
@@ -158,7 +158,8 @@ def _model_source(
         backend = (
             ScriptedBackend(ai.scripted) if ai.model.backend == "scripted" else LlamaBackend(ai)
         )
-    runtime = AiRuntime(ai, backend, TemplateFallback(templates))
+    # The local tier always; an OpenAI-compatible server as a second tier when configured.
+    runtime = build_router(ai, backend, TemplateFallback(templates))
     runtime.start()
     personas = {
         npc_id: Persona(spec.name, spec.role, spec.persona, spec.templates)

@@ -145,6 +145,8 @@ class Dialogue:
                 "trigger": ask.trigger.value,
                 "asked_tick": ask.tick,
                 "origin": ready.origin,
+                "tier": ready.tier,
+                "request_id": ready.request_id,
                 "text": ready.text,
                 "snapshot": None if ready.snapshot is None else dataclasses.asdict(ready.snapshot),
                 "live": ready.live,

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ai import AiRuntime
+from ai import Router
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineEvent, LineOrigin, LineReady
 from game.dialogue.prediction import EncounterPredictor
@@ -38,6 +38,8 @@ class PreparedLine:
     text: str
     snapshot: LineSnapshot
     expires_tick: int
+    tier: str
+    request_id: int
 
 
 class GreetingPreparer:
@@ -52,7 +54,7 @@ class GreetingPreparer:
 
     def __init__(
         self,
-        runtime: AiRuntime,
+        runtime: Router,
         world: World,
         builder: RequestBuilder,
         records: LineRecords,
@@ -134,7 +136,7 @@ class GreetingPreparer:
         self._predictor.forget(ask.npc_id)
         prepared = self.ready.pop(ask.npc_id, None)
         if prepared is not None:
-            return self._show(ask, prepared.text, prepared.snapshot, ask.tick)
+            return self._show(ask, prepared, ask.tick)
         record = self._records.prediction_for(ask.npc_id)
         if record is None:
             return False
@@ -143,27 +145,36 @@ class GreetingPreparer:
 
     # -- settle ---------------------------------------------------------------
 
-    def settle(self, record: LineRecord, text: str, origin: LineOrigin, tick: int) -> None:
-        """A greeting request ended with ``text``: keep it, show it, or count why not."""
+    def settle(
+        self, record: LineRecord, text: str, origin: LineOrigin, tier: str, tick: int
+    ) -> None:
+        """A greeting request ended with ``text`` (by ``tier``): keep, show, or count why not."""
         snapshot = record.snapshot
+        request_id = record.handle.id
         if origin == "fallback":
             self.outcomes["failed"] += 1
             if record.ask is not None and self._checker.reject(snapshot, tick) is None:
                 live = self._checker.live(snapshot)
-                self._emit(LineReady(record.ask, text, "fallback", snapshot, live))
+                self._emit(
+                    LineReady(record.ask, text, "fallback", snapshot, live, tier, request_id)
+                )
         elif record.ask is None:
             expires = snapshot.tick + self._timing.ttl_ticks(Trigger.GREET, predictive=True)
-            self.ready[record.npc_id] = PreparedLine(text, snapshot, expires)
+            self.ready[record.npc_id] = PreparedLine(text, snapshot, expires, tier, request_id)
         else:
-            self._show(record.ask, text, snapshot, tick)
+            self._show(record.ask, PreparedLine(text, snapshot, 0, tier, request_id), tick)
 
-    def _show(self, ask: LineAsk, text: str, snapshot: LineSnapshot, tick: int) -> bool:
+    def _show(self, ask: LineAsk, line: PreparedLine, tick: int) -> bool:
         """Show a prepared line if it still fits the world; count the outcome either way."""
+        snapshot = line.snapshot
         if self._checker.reject(snapshot, tick) is not None:
             self.outcomes["stale"] += 1
             return False
         self.outcomes["used"] += 1
-        self._emit(LineReady(ask, text, "prepared", snapshot, self._checker.live(snapshot)))
+        live = self._checker.live(snapshot)
+        self._emit(
+            LineReady(ask, line.text, "prepared", snapshot, live, line.tier, line.request_id)
+        )
         return True
 
     def report(self) -> dict[str, int]:

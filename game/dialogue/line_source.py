@@ -38,7 +38,9 @@ class LineReady:
     """A finished line for an earlier ask, checked against the world when it has a snapshot.
 
     ``live`` holds the raw facts the check read at the tick the line appears, so a log
-    reader can verify the verdict independently.
+    reader can verify the verdict independently. ``tier`` names the model tier that
+    wrote a model line ("" for template and fallback lines), and ``request_id`` is the
+    id the AI layer's logs know the request by.
     """
 
     ask: LineAsk
@@ -46,6 +48,8 @@ class LineReady:
     origin: LineOrigin
     snapshot: LineSnapshot | None = None
     live: dict[str, object] | None = None
+    tier: str = ""
+    request_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 
 from ai import (
     AiEvent,
-    AiRuntime,
     FallbackUsed,
     LineCompleted,
+    Router,
     SchedulerConfig,
     TokenStreamed,
 )
@@ -35,7 +36,7 @@ from game.dialogue.line_source import (
     LineReady,
 )
 from game.dialogue.memory import Memories
-from game.dialogue.model_report import hud_rows, runtime_report
+from game.dialogue.model_report import hud_rows, runtime_report, tier_report, tier_rows
 from game.dialogue.pacing import AsyncPacing, Pacing, SyncPacing
 from game.dialogue.persona_prompt import Persona
 from game.dialogue.records import LineKind, LineRecord, LineRecords, snapshot_of
@@ -62,7 +63,7 @@ class ModelLineSource:
 
     def __init__(
         self,
-        runtime: AiRuntime,
+        runtime: Router,
         world: World,
         personas: Mapping[int, Persona],
         context: str,
@@ -105,6 +106,7 @@ class ModelLineSource:
         self._voices: dict[tuple[int, Trigger], int] = {}
         self._warmed = False
         self.template_while_loading = 0
+        self.lines_by_tier: Counter[str] = Counter()
 
     # -- LineSource ----------------------------------------------------------
 
@@ -188,9 +190,12 @@ class ModelLineSource:
                 self.chats.stream(record, event, tick)
         elif isinstance(event, LineCompleted | FallbackUsed):
             self.records.remove(event.handle)
+            tier = event.tier if isinstance(event, LineCompleted) else ""
+            if tier:
+                self.lines_by_tier[tier] += 1
             if record.kind is LineKind.PREDICTION:
                 origin: LineOrigin = "model" if isinstance(event, LineCompleted) else "fallback"
-                self.greetings.settle(record, event.text, origin, tick)
+                self.greetings.settle(record, event.text, origin, tier, tick)
             elif record.ask is not None:
                 self._finish(record.ask, event, tick)
 
@@ -204,8 +209,9 @@ class ModelLineSource:
                 self._out.append(LineCut(ask.npc_id, reason))
             return
         origin: LineOrigin = "model" if isinstance(event, LineCompleted) else "fallback"
+        tier = event.tier if isinstance(event, LineCompleted) else ""
         live = self.checker.live(snapshot)
-        self._out.append(LineReady(ask, event.text, origin, snapshot, live))
+        self._out.append(LineReady(ask, event.text, origin, snapshot, live, tier, event.handle.id))
 
     def _template(self, ask: LineAsk) -> str:
         listener = self._builder.listener_name(ask.listener_id)
@@ -231,7 +237,10 @@ class ModelLineSource:
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Queue, latency and prediction figures for the HUD."""
         stale = sum(self.checker.stale.values())
-        return hud_rows(self.runtime.metrics(), self.greetings.report(), stale)
+        rows = hud_rows(self.runtime.metrics(), self.greetings.report(), stale)
+        if self.runtime.multi_tier:
+            rows += tier_rows(self.runtime.tiers())
+        return rows
 
     def report(self) -> dict[str, object]:
         """The ``ai`` section of the headless report."""
@@ -240,6 +249,8 @@ class ModelLineSource:
             **runtime_report(self.runtime.metrics()),
             "stale_dropped": dict(self.checker.stale),
             "predictive": self.greetings.report(),
+            "tiers": tier_report(self.runtime.tiers()),
+            "lines_by_tier": dict(self.lines_by_tier),
             "template_while_loading": self.template_while_loading,
             "load": self.runtime.load_progress().state,
         }

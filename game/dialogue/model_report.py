@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ai import AiMetrics
+from ai import AiMetrics, TierStats
 
 
 def hud_rows(
@@ -43,4 +43,37 @@ def runtime_report(metrics: AiMetrics) -> dict[str, object]:
         "total_ms": m.total_s.as_dict(1000.0),
         "tokens_per_s": {"p50": round(m.tokens_per_s.p50, 1), "p95": round(m.tokens_per_s.p95, 1)},
         "api_call_ms": m.api_call_s.as_dict(1000.0),
+    }
+
+
+def tier_rows(tiers: tuple[TierStats, ...]) -> tuple[tuple[str, str], ...]:
+    """One HUD row per tier: state, requests, first token p50/p95 (from submit), tokens/s."""
+    return tuple(
+        (
+            f"tier {t.name}",
+            f"{t.state}  {t.requests} req  1st {t.ttft_s.p50 * 1000:.0f}/"
+            f"{t.ttft_s.p95 * 1000:.0f} ms  {t.tokens_per_s.p50:.0f} tok/s",
+        )
+        for t in tiers
+    )
+
+
+def tier_report(tiers: tuple[TierStats, ...]) -> dict[str, object]:
+    """Per-tier figures for the report's ``ai`` section."""
+    return {
+        t.name: {
+            "state": t.state,
+            "requests": t.requests,
+            "completed": t.completed,
+            "failed": t.failures,
+            "hedges_won": t.hedges_won,
+            "hedges_lost": t.hedges_lost,
+            "breaker_opened": t.breaker_opened,
+            "ttft_from_submit_ms": t.ttft_s.as_dict(1000.0),
+            "tokens_per_s": {
+                "p50": round(t.tokens_per_s.p50, 1),
+                "p95": round(t.tokens_per_s.p95, 1),
+            },
+        }
+        for t in tiers
     }

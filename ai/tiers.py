@@ -1,0 +1,177 @@
+"""A tier: one way of writing lines, with its own threads, queue, breaker and figures.
+
+The ``local`` tier is the in-process llama.cpp model behind one runtime (one worker
+thread, one scheduler). A ``remote`` tier is an OpenAI-compatible server behind one
+or more runtimes ("lanes"), each with its own worker thread and its own HTTP client,
+so the local worker's code is the same whether or not a server is configured.
+The router in front of the tiers decides where each request goes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, deque
+from dataclasses import dataclass
+
+from ai.breaker import CircuitBreaker
+from ai.config import RoutingConfig
+from ai.events import RequestStats
+from ai.metrics import Percentiles, percentile, summarize
+from ai.requests import LineRequest
+from ai.runtime import AiRuntime
+
+logger = logging.getLogger(__name__)
+
+_SAMPLES = 512
+# The p95 used for routing is recomputed at most this often (and when a sample arrives).
+_P95_REFRESH_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class TierStats:
+    """One tier's figures for the HUD and the report; times in seconds.
+
+    ``state`` is "healthy", "open" or "probing" (the breaker), or "loading" or
+    "down" (the tier's model or client never came up). ``ttft_s`` runs from
+    submit to the first token, queue wait included: what the router routes by.
+    """
+
+    name: str
+    state: str
+    requests: int
+    completed: int
+    failed: int
+    failures: dict[str, int]
+    hedges_won: int
+    hedges_lost: int
+    breaker_opened: int
+    queue_depth: int
+    in_flight: int
+    ttft_s: Percentiles
+    tokens_per_s: Percentiles
+
+
+class Tier:
+    """The lanes of one tier and what the router knows about them. Main thread only."""
+
+    def __init__(
+        self,
+        name: str,
+        lanes: list[AiRuntime],
+        routing: RoutingConfig,
+        breaker: CircuitBreaker | None = None,
+    ) -> None:
+        if not lanes:
+            raise ValueError("a tier needs at least one lane")
+        self.name = name
+        self.lanes = lanes
+        self.breaker = breaker
+        self.log = logging.getLogger(f"ai.tier.{name}")
+        self._routing = routing
+        self._ttft: deque[tuple[float, float]] = deque(maxlen=_SAMPLES)
+        self._tokens_per_s: deque[float] = deque(maxlen=_SAMPLES)
+        self._p95: float | None = None
+        self._p95_at = float("-inf")
+        self.last_request: LineRequest | None = None
+        self.requests = 0
+        self.completed = 0
+        self.failures: Counter[str] = Counter()
+        self.hedges_won = 0
+        self.hedges_lost = 0
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every lane's worker thread."""
+        for lane in self.lanes:
+            lane.start()
+
+    def shutdown(self) -> None:
+        """Stop every lane; each joins within about a second."""
+        for lane in reversed(self.lanes):
+            lane.shutdown()
+
+    # -- routing -------------------------------------------------------------
+
+    def ready(self) -> bool:
+        """Whether at least one lane has loaded."""
+        return any(lane.load_progress().state == "ready" for lane in self.lanes)
+
+    def usable(self) -> bool:
+        """Ready, and its breaker (if it has one) lets ordinary requests through."""
+        return (self.breaker is None or self.breaker.closed) and self.ready()
+
+    def lane(self) -> AiRuntime:
+        """The least busy ready lane (the first lane if none is ready)."""
+        best = self.lanes[0]
+        if len(self.lanes) == 1:
+            return best
+        load = None
+        for lane in self.lanes:
+            if lane.load_progress().state != "ready":
+                continue
+            busy = lane.queue_depth + lane.in_flight
+            if load is None or busy < load:
+                best, load = lane, busy
+        return best
+
+    def p95_ttft(self, now: float) -> float | None:
+        """p95 time to first token over the recent window; None with too few samples."""
+        if now - self._p95_at >= _P95_REFRESH_S:
+            self._p95_at = now
+            oldest = now - self._routing.latency_window_s
+            recent = sorted(s for at, s in self._ttft if at >= oldest)
+            enough = len(recent) >= self._routing.min_samples
+            self._p95 = percentile(recent, 95.0) if enough else None
+        return self._p95
+
+    def fits(self, deadline_s: float, now: float) -> bool:
+        """Whether this tier's recent p95 time to first token is within ``deadline_s``."""
+        p95 = self.p95_ttft(now)
+        return p95 is None or p95 <= deadline_s
+
+    # -- recording -----------------------------------------------------------
+
+    def record_ttft(self, now: float, seconds: float) -> None:
+        """A first token arrived ``seconds`` after submit (or a request gave up that late)."""
+        self._ttft.append((now, seconds))
+        self._p95_at = now - _P95_REFRESH_S
+
+    def record_completed(self, stats: RequestStats) -> None:
+        """A line this tier wrote was handed to the game."""
+        self.completed += 1
+        if stats.tokens > 1:
+            self._tokens_per_s.append(stats.tokens_per_s)
+
+    def record_failure(self, now: float, reason: str) -> None:
+        """A request failed here; availability failures feed the breaker."""
+        self.failures[reason] += 1
+        if self.breaker is not None and reason not in ("garbage", "blocked"):
+            self.breaker.record_failure(now, reason)
+
+    # -- status --------------------------------------------------------------
+
+    def state(self) -> str:
+        """What the HUD shows: the breaker's state, or why the tier is not up."""
+        states = {lane.load_progress().state for lane in self.lanes}
+        if "ready" not in states:
+            return "loading" if "loading" in states else "down"
+        return "healthy" if self.breaker is None else self.breaker.state.value
+
+    def stats(self) -> TierStats:
+        """An immutable snapshot of this tier's figures."""
+        return TierStats(
+            name=self.name,
+            state=self.state(),
+            requests=self.requests,
+            completed=self.completed,
+            failed=sum(self.failures.values()),
+            failures=dict(self.failures),
+            hedges_won=self.hedges_won,
+            hedges_lost=self.hedges_lost,
+            breaker_opened=0 if self.breaker is None else self.breaker.times_opened,
+            queue_depth=sum(lane.queue_depth for lane in self.lanes),
+            in_flight=sum(lane.in_flight for lane in self.lanes),
+            ttft_s=summarize(s for _, s in self._ttft),
+            tokens_per_s=summarize(self._tokens_per_s),
+        )
