@@ -128,7 +128,9 @@ class Router:
         self._entries: dict[int, _Entry] = {}
         self._by_signature: dict[str, _Entry] = {}
         self._legs: dict[tuple[int, int], tuple[_Entry, _Leg]] = {}
+        # Requests of the router's own (probes, warm-ups): their events never reach the game.
         self._probes: dict[tuple[int, int], tuple[Tier, AiRuntime]] = {}
+        self._warming: set[tuple[int, int]] = set()
         self._hedges: dict[int, _Entry] = {}
         self._sticky: dict[int, str] = {}
         self._pending: list[AiEvent] = []
@@ -223,6 +225,17 @@ class Router:
             handle.id,
         )
 
+    def warm(self, request: LineRequest) -> None:
+        """Send ``request`` to every lane of every tier and ignore the answers.
+
+        For the shared prompt prefix: each model keeps it in its cache, so the first
+        real line on any tier does not pay for reading it.
+        """
+        for tier in self._tiers:
+            for lane in tier.lanes:
+                handle = lane.submit(request)
+                self._warming.add((id(lane), handle.id))
+
     def cancel(self, handle: Handle) -> bool:
         """Cancel every leg of a request; True if it was still live.
 
@@ -272,6 +285,10 @@ class Router:
         self, tier: Tier, lane: AiRuntime, event: AiEvent, now: float, out: list[AiEvent]
     ) -> None:
         key = (id(lane), event.handle.id)
+        if key in self._warming:
+            if isinstance(event, TERMINAL_EVENTS):
+                self._warming.discard(key)
+            return
         if key in self._probes:
             self._settle_probe(key, event, now)
             return
@@ -354,6 +371,8 @@ class Router:
         self, entry: _Entry, leg: _Leg, event: TerminalEvent, now: float, out: list[AiEvent]
     ) -> None:
         """Forward a leg's end as the request's end, unless another leg may still answer."""
+        if entry.winner is not None and entry.winner is not leg:
+            return  # a hedge that lost: the winner answers
         if entry.winner is None and not isinstance(event, LineCompleted):
             if any(other is not leg for other in entry.live_legs()):
                 return

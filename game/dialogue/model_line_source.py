@@ -177,7 +177,7 @@ class ModelLineSource:
         self._warmed = True
         ask = LineAsk(tick, self.world.npc_ids()[0], Trigger.AMBIENT, None)
         request = self._builder.request(ask)
-        self.runtime.submit(replace(request, signature="warm-up", max_tokens=1))
+        self.runtime.warm(replace(request, signature="warm-up", max_tokens=1))
 
     # -- runtime events ------------------------------------------------------
 
