@@ -56,6 +56,7 @@ class OpenAiBackend:
         chat = config.api == "chat"
         self._chat = chat
         self._url = config.base_url.rstrip("/") + ("/chat/completions" if chat else "/completions")
+        self._url_problem = _url_problem(self._url)
 
     @property
     def url(self) -> str:
@@ -96,6 +97,8 @@ class OpenAiBackend:
         loop = self._loop
         if loop is None or self._client is None:
             raise RuntimeError("generate() called before load()")
+        if self._url_problem:
+            raise GenerationError("bad url", self._url_problem)
         deadline = time.monotonic() + self._config.request_timeout_s
         stream = self._stream(self._body(prompt, params), params)
         try:
@@ -163,6 +166,11 @@ class OpenAiBackend:
             raise GenerationError("stream broken", str(exc)) from exc
         except httpx.HTTPError as exc:
             raise GenerationError("http error", repr(exc)) from exc
+        except GenerationError:
+            raise
+        except Exception as exc:
+            # The HTTP stack below httpx can raise its own errors (anyio wraps some).
+            raise GenerationError("http error", repr(exc)) from exc
         if chunks == 0:
             raise GenerationError("empty stream", "the server sent no completion chunk")
         tail = stops.flush()
@@ -208,6 +216,20 @@ async def _next_piece(
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def _url_problem(url: str) -> str:
+    """Why ``url`` cannot be requested, or "" if it can."""
+    try:
+        parsed = httpx.URL(url)
+        port = parsed.port
+    except (httpx.InvalidURL, ValueError) as exc:
+        return f"{url}: {exc}"
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        return f"{url}: only http:// and https:// URLs with a host are accepted"
+    if port is not None and not 0 < port < 65536:
+        return f"{url}: port {port} is out of range"
+    return ""
 
 
 def _sse_data(line: str) -> str | None:

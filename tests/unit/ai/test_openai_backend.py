@@ -1,0 +1,170 @@
+"""The OpenAI-compatible backend against stub servers on 127.0.0.1: every way a server fails."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+
+from ai import (
+    AiRuntime,
+    FallbackUsed,
+    LineCompleted,
+    LineFailed,
+    RemoteConfig,
+    RequestCancelled,
+    TokenStreamed,
+)
+from ai.openai_backend import OpenAiBackend
+from tests.server.loopback import StubServer, completion_chunk, free_port, send_stream
+from tests.unit.ai.conftest import EventLog, RecordingFallback, fast_config, make_request
+
+Respond = Callable[[BaseHTTPRequestHandler, dict[str, object]], None]
+
+
+@pytest.fixture
+def stub() -> Iterator[Callable[[Respond], StubServer]]:
+    servers: list[StubServer] = []
+
+    def start(respond: Respond) -> StubServer:
+        server = StubServer(respond)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def remote_runtime(
+    fallback: RecordingFallback,
+) -> Iterator[Callable[..., AiRuntime]]:
+    runtimes: list[AiRuntime] = []
+
+    def build(base_url: str, env: dict[str, str] | None = None, **remote: object) -> AiRuntime:
+        config = RemoteConfig(enabled=True, base_url=base_url, **remote)  # type: ignore[arg-type]
+        runtime = AiRuntime(fast_config(), OpenAiBackend(config, env or {}), fallback)
+        runtimes.append(runtime)
+        runtime.start()
+        return runtime
+
+    yield build
+    for runtime in runtimes:
+        runtime.shutdown()
+
+
+def _one_line(runtime: AiRuntime, timeout_s: float = 10.0) -> EventLog:
+    log = EventLog(runtime)
+    handle = runtime.submit(make_request("line"))
+    log.until(
+        lambda: bool(log.of(LineCompleted, handle) or log.of(FallbackUsed, handle)), timeout_s
+    )
+    return log
+
+
+def _failure(log: EventLog) -> str:
+    failed = log.of(LineFailed)
+    assert len(failed) == 1, log.events
+    assert len(log.of(FallbackUsed)) == 1
+    return failed[0].reason  # type: ignore[attr-defined,no-any-return]
+
+
+def test_streams_a_line_and_sends_the_key_from_the_environment(
+    stub: Callable[[Respond], StubServer],
+    remote_runtime: Callable[..., AiRuntime],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def respond(handler: BaseHTTPRequestHandler, body: dict[str, object]) -> None:
+        words = ["Mind ", "the ", "crate", '!" she said']
+        send_stream(handler, [completion_chunk(w) for w in words] + ["data: [DONE]", ""])
+
+    server = stub(respond)
+    caplog.set_level(logging.DEBUG)
+    runtime = remote_runtime(
+        server.base_url, {"VILLAGE_KEY": "sekrit-123"}, api_key_env="VILLAGE_KEY"
+    )
+    log = _one_line(runtime)
+    [line] = log.of(LineCompleted)
+    assert line.text == "Mind the crate!"  # type: ignore[attr-defined]
+    assert len(log.of(TokenStreamed)) >= 3
+    [sent] = server.requests
+    assert sent["path"] == "/v1/completions"
+    assert sent["stream"] is True
+    assert str(sent["prompt"]).endswith('Bess the baker (a crate falls next to her): "')
+    assert sent["headers"]["Authorization"] == "Bearer sekrit-123"  # type: ignore[index]
+    assert "sekrit" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("lines", "status", "reason"),
+    [
+        (['{"error": "model exploded"}'], 500, "http 500"),
+        (["data: {not json", ""], 200, "bad sse"),
+        (["hello there", ""], 200, "bad sse"),
+        (['data: {"choices": "nope"}', ""], 200, "bad sse"),
+        (["data: [DONE]", ""], 200, "empty stream"),
+        ([""], 200, "empty stream"),
+        (['data: {"error": {"message": "out of memory"}}', ""], 200, "server error"),
+    ],
+)
+def test_a_bad_answer_ends_the_line_with_a_reason_and_a_fallback(
+    stub: Callable[[Respond], StubServer],
+    remote_runtime: Callable[..., AiRuntime],
+    lines: list[str],
+    status: int,
+    reason: str,
+) -> None:
+    server = stub(lambda handler, body: send_stream(handler, lines, status))
+    assert _failure(_one_line(remote_runtime(server.base_url))) == reason
+
+
+def test_refused_connection(remote_runtime: Callable[..., AiRuntime]) -> None:
+    assert _failure(_one_line(remote_runtime(f"http://127.0.0.1:{free_port()}/v1"))) == "refused"
+
+
+def test_bad_url(remote_runtime: Callable[..., AiRuntime]) -> None:
+    assert _failure(_one_line(remote_runtime("http://127.0.0.1:99999/v1"))) == "bad url"
+
+
+def test_a_server_that_never_answers_times_out(
+    stub: Callable[[Respond], StubServer], remote_runtime: Callable[..., AiRuntime]
+) -> None:
+    server = stub(lambda handler, body: time.sleep(5.0))
+    began = time.monotonic()
+    reason = _failure(_one_line(remote_runtime(server.base_url, read_timeout_s=0.3)))
+    assert reason == "read timeout"
+    assert time.monotonic() - began < 3.0
+
+
+def test_cancel_closes_the_connection_while_the_server_is_silent(
+    stub: Callable[[Respond], StubServer], remote_runtime: Callable[..., AiRuntime]
+) -> None:
+    server = stub(lambda handler, body: time.sleep(5.0))
+    runtime = remote_runtime(server.base_url, read_timeout_s=30.0)
+    log = EventLog(runtime)
+    handle = runtime.submit(make_request("line"))
+    log.until(lambda: runtime.in_flight == 1 and bool(server.requests))
+    began = time.monotonic()
+    assert runtime.cancel(handle)
+    log.until(lambda: runtime.in_flight == 0, timeout_s=2.0)
+    assert time.monotonic() - began < 1.0
+    assert [type(e) for e in log.of(RequestCancelled)] == [RequestCancelled]
+    assert not log.of(FallbackUsed)
+
+
+def test_shutdown_joins_within_a_second_mid_request(
+    stub: Callable[[Respond], StubServer], fallback: RecordingFallback
+) -> None:
+    server = stub(lambda handler, body: time.sleep(5.0))
+    config = RemoteConfig(enabled=True, base_url=server.base_url, read_timeout_s=30.0)
+    runtime = AiRuntime(fast_config(), OpenAiBackend(config, {}), fallback)
+    runtime.start()
+    runtime.submit(make_request("line"))
+    EventLog(runtime).until(lambda: bool(server.requests))
+    began = time.monotonic()
+    runtime.shutdown()
+    assert time.monotonic() - began < 1.5
