@@ -10,6 +10,12 @@ import pytest
 from ai import AiConfig
 from ai.model import resolve_model_path
 from tests.server.loopback import LlamaServer
+from tests.unit.ai.conftest import RecordingFallback
+
+
+@pytest.fixture
+def fallback() -> RecordingFallback:
+    return RecordingFallback()
 
 
 @pytest.fixture(scope="session")
