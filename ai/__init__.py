@@ -1,9 +1,10 @@
 """Everything between the game and the language model.
 
-The game builds an :class:`AiRuntime` with a config, a backend and a fallback
-source, submits :class:`LineRequest` objects and drains events once per tick
-with :meth:`AiRuntime.poll`. Only the runtime's worker thread touches the
-model. This package never imports the game.
+The game builds a :class:`Router` (``build_router``) over one or two tiers, each
+an :class:`AiRuntime` with its own worker thread, submits :class:`LineRequest`
+objects and drains events once per tick with :meth:`Router.poll`. Only the local
+runtime's worker thread touches the in-process model. This package never imports
+the game.
 """
 
 from ai.backend import Backend, GenerationError, GenerationParams, ModelLoadError

@@ -8,7 +8,7 @@ Ollama all speak this protocol. Lines stream as server-sent events from
 Like every backend it is driven by one runtime worker thread: a tier's own
 thread, never the game's and never the llama.cpp worker's. That thread owns a
 private asyncio event loop and an ``httpx.AsyncClient``; ``generate`` steps the
-stream one piece at a time and checks the cancel flag every few milliseconds
+stream one piece at a time and checks the cancel flag every 50 ms
 while it waits, so a cancel or a shutdown closes the connection at once, even
 while the server is still thinking about the first token.
 
@@ -37,8 +37,9 @@ from ai.streaming import StopFilter
 
 logger = logging.getLogger(__name__)
 
-# How often a wait for the next piece looks at the cancel flag.
-_POLL_S = 0.01
+# How often a wait for the next piece looks at the cancel flag: each look wakes the
+# tier thread, which then competes with the game for the GIL, so not too often.
+_POLL_S = 0.05
 # The OpenAI API takes at most four stop strings.
 _MAX_STOPS = 4
 # Bytes of an error body kept for the log.

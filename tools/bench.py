@@ -6,8 +6,13 @@ Modes are interleaved within each repeat, so machine noise hits them alike, and 
 ratio is taken between runs of the same repeat. Then a scale sweep raises villagers and
 props together. Writes ``bench/results.json`` and PNG charts.
 
+``--tiers`` measures the remote tier instead, against llama.cpp's own server started on
+127.0.0.1 with the packaged model: the same machine, so the server competes with the
+game and the in-process model for the same two cores. Writes ``bench/tiers.json``.
+
     python tools/bench.py                 # the full run (about 10 minutes on 2 cores)
     python tools/bench.py --quick         # a short run for a smoke check
+    python tools/bench.py --tiers         # local tier against local + remote
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tools.bubble_audit import audit  # noqa: E402
+from tools.loopback import LlamaServer  # noqa: E402
 
 MODES = ("off", "async", "sync")
 BASE_NPCS, BASE_PROPS = 7, 67  # the village as shipped
@@ -141,6 +147,94 @@ def bench_scale(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]
         report = run_game(flags, workdir, f"scale-{npcs}x{props}")
         out.append({"target_npcs": npcs, "target_props": props, **summary(report)})
     return out
+
+
+def _remote_flags(base_url: str, *, only_remote: bool) -> list[str]:
+    flags = ["--set", "ai.remote.enabled=true", "--set", f'ai.remote.base_url="{base_url}"']
+    # The server's first request reads the whole shared prompt (the warm-up): allow for it.
+    flags += ["--set", "ai.remote.read_timeout_s=60", "--set", "ai.remote.request_timeout_s=90"]
+    if only_remote:
+        for name in ("player_chat", "reactive", "predictive", "ambient"):
+            flags += ["--set", f'ai.routing.{name}=["remote"]']
+    return flags
+
+
+def _tier_figures(report: dict[str, Any]) -> dict[str, Any]:
+    ai = report["ai"]
+    return {
+        "tick_ms": report["tick_ms"],
+        "overruns": report["overruns"],
+        "encounters": ai.get("encounters", 0),
+        "greetings_in_time": ai.get("greetings_within_1_tick", 0),
+        "lines_by_tier": ai.get("lines_by_tier", {}),
+        "tiers": ai.get("tiers", {}),
+        "fallbacks": ai.get("fallbacks", {}),
+        "npcs": report["npcs"],
+    }
+
+
+def bench_tiers(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    """AI off, local only and local + remote, interleaved, against a loopback server."""
+    from ai import AiConfig
+    from ai.model import resolve_model_path
+
+    server = LlamaServer(resolve_model_path(AiConfig().model))
+    server.start()
+    configs: list[tuple[str, list[str]]] = [
+        ("village/off", ["--scenario", "village", "--ai", "off"]),
+        ("village/all-remote", ["--scenario", "village", "--ai", "async",
+                                *_remote_flags(server.base_url, only_remote=True)]),
+        ("village/local", ["--scenario", "village", "--ai", "async"]),
+    ]  # fmt: skip
+    for npcs in (30, 60):
+        props = npcs * 10
+        crowd = ["--scenario", "crowd", "--ai", "async", "--npcs", str(npcs - BASE_NPCS),
+                 "--props", str(props - BASE_PROPS)]  # fmt: skip
+        configs.append((f"crowd-{npcs}/local", crowd))
+        configs.append((f"crowd-{npcs}/local+remote", [*crowd, *_remote_flags(
+            server.base_url, only_remote=False)]))  # fmt: skip
+    runs: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for rep in range(args.repeats):
+            print(f"tiers, repeat {rep + 1}/{args.repeats}", flush=True)
+            for key, flags in configs:
+                tag = key.replace("/", "-") + f"-r{rep}"
+                # Let the server finish what the last run left it before the next one starts.
+                time.sleep(3.0)
+                report = run_game([*flags, "--ticks", str(args.ticks)], workdir, tag)
+                runs.setdefault(key, []).append(_tier_figures(report))
+    finally:
+        server.stop()
+    out: dict[str, Any] = {"runs": runs}
+    off, remote = runs["village/off"], runs["village/all-remote"]
+    out["tick_p99_ratio_all_remote_vs_off"] = [
+        round(a["tick_ms"]["p99"] / max(b["tick_ms"]["p99"], 1e-6), 3)
+        for a, b in zip(remote, off, strict=True)
+    ]
+    return out
+
+
+def tier_table(tiers: dict[str, Any]) -> str:
+    """The README's table for the remote tier, from the results."""
+    rows = [
+        "| run | tick p99 | lines local / remote | first token, local p50 / p95 "
+        "| first token, remote p50 / p95 | greetings within 1 tick |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for key, runs in tiers["runs"].items():
+        for run in runs:
+            lines = run["lines_by_tier"]
+            ttft = {}
+            for name, tier in run["tiers"].items():
+                ms = tier["ttft_from_submit_ms"]
+                ttft[name] = f"{ms['p50']:.0f} / {ms['p95']:.0f} ms" if ms["p50"] else "–"
+            rows.append(
+                f"| {key} | {run['tick_ms']['p99']:.2f} ms "
+                f"| {lines.get('local', 0)} / {lines.get('remote', 0)} "
+                f"| {ttft.get('local', '–')} | {ttft.get('remote', '–')} "
+                f"| {run['greetings_in_time']} of {run['encounters']} |"
+            )
+    return "\n".join(rows) + "\n"
 
 
 def tables(results: dict[str, Any], scale: list[dict[str, Any]]) -> str:
@@ -275,7 +369,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="1 repeat of 300 ticks, no sweep")
     parser.add_argument("--no-scale", action="store_true", help="skip the scale sweep")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
+    parser.add_argument("--tiers", action="store_true", help="the remote tier's benchmark")
     args = parser.parse_args()
+    if args.tiers:
+        return main_tiers(args)
     if args.quick:
         args.repeats, args.ticks, args.no_scale = 1, 300, True
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -298,6 +395,31 @@ def main() -> int:
     }
     args.out.write_text(json.dumps(document, indent=2) + "\n")
     print(f"wrote {args.out.relative_to(ROOT)}, {summary_path.relative_to(ROOT)}", *written)
+    return 0
+
+
+def main_tiers(args: argparse.Namespace) -> int:
+    """Run the remote-tier benchmark; write ``bench/tiers.json`` and ``bench/tiers.md``."""
+    if args.quick:
+        args.repeats, args.ticks = 1, 300
+    out = args.out.with_name("tiers.json")
+    started = time.perf_counter()
+    load = os.getloadavg()
+    with tempfile.TemporaryDirectory() as tmp:
+        tiers = bench_tiers(args, Path(tmp))
+    out.with_suffix(".md").write_text(tier_table(tiers))
+    document = {
+        "machine": machine(),
+        "settings": {"repeats": args.repeats, "ticks": args.ticks, "paced": True},
+        "load_average_at_start": [round(x, 2) for x in load],
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+        "server": "python -m llama_cpp.server on 127.0.0.1, same machine, 1 thread",
+        "wall_s": round(time.perf_counter() - started, 1),
+        **tiers,
+    }
+    out.write_text(json.dumps(document, indent=2) + "\n")
+    print(tier_table(tiers))
+    print(f"wrote {out.relative_to(ROOT)}")
     return 0
 
 

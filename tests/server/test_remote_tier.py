@@ -7,9 +7,11 @@ HTTP streaming are the game's own code.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -32,8 +34,10 @@ from ai import (
 )
 from ai.breaker import BreakerState
 from ai.events import TERMINAL_EVENTS
-from tests.server.loopback import LlamaServer, SlowProxy
+from game.__main__ import main
 from tests.unit.ai.conftest import EventLog, RecordingFallback, fast_config, make_request
+from tools.bubble_audit import audit
+from tools.loopback import LlamaServer, SlowProxy
 
 pytestmark = [pytest.mark.server, pytest.mark.model]
 
@@ -185,3 +189,25 @@ def test_hedged_chat_the_faster_tier_wins_the_other_is_cancelled(
     EventLog(router).until(lambda: router.in_flight == 0, 2.0)  # type: ignore[arg-type]
     # The conversation stays on the tier that answered.
     assert _tier_of(_line(router, "chat-2", Priority.PLAYER_CHAT)) == "remote"
+
+
+def test_a_village_run_writes_remote_lines_with_their_tier_and_id(
+    llama_server: LlamaServer, tmp_path: Path
+) -> None:
+    report_path, log = tmp_path / "report.json", tmp_path / "bubbles.jsonl"
+    argv = ["--headless", "--backend", "scripted", "--scenario", "village", "--ticks", "420"]
+    argv += ["--log", "WARNING", "--bubble-log", str(log), "--report", str(report_path)]
+    argv += ["--set", "ai.remote.enabled=true"]
+    argv += ["--set", f'ai.remote.base_url="{llama_server.base_url}"']
+    # A cold server reads the village's whole shared prompt first: give it time.
+    argv += ["--set", "ai.remote.read_timeout_s=90", "--set", "ai.remote.request_timeout_s=120"]
+    assert main(argv) == 0
+    report = json.loads(report_path.read_text())
+    assert set(report["ai"]["tiers"]) == {"local", "remote"}
+    assert report["ai"]["lines_by_tier"].get("remote", 0) >= 1
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    remote = [r for r in records if r["tier"] == "remote"]
+    assert remote
+    assert all(isinstance(r["request_id"], int) and r["text"].strip() for r in remote)
+    assert all(r["origin"] in ("model", "prepared") for r in remote)
+    assert audit(log)["violations"] == 0

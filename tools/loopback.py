@@ -1,4 +1,9 @@
-"""Servers on 127.0.0.1 for the remote-tier tests: llama.cpp's own, a stub, a slow proxy."""
+"""Servers on 127.0.0.1 for the remote tier's tests and benchmark.
+
+llama.cpp's own OpenAI-compatible server (``python -m llama_cpp.server``) with the
+packaged model, a stub server whose answers a test writes, and a proxy that slows a
+server down. Everything listens on 127.0.0.1 only.
+"""
 
 from __future__ import annotations
 
