@@ -354,6 +354,11 @@ class Router:
         """Per-tier figures, breaker and log for one leg's end."""
         tier = leg.tier
         if isinstance(event, LineCompleted):
+            if leg.first_token_at is None:
+                # A line that does not stream sends no token events: its stats say when.
+                stats = event.stats
+                leg.first_token_at = leg.submitted_at + stats.queue_wait_s + stats.ttft_s
+                tier.record_ttft(now, stats.queue_wait_s + stats.ttft_s)
             if tier.breaker is not None:
                 tier.breaker.record_success()
             tier.log.debug("request %d: leg %d completed", leg.handle.id, event.handle.id)
@@ -450,6 +455,7 @@ class Router:
             signature=f"probe-{tier.name}-{self._probe_seq}",
             priority=Priority.PLAYER_CHAT,
             max_tokens=_PROBE_TOKENS,
+            stream=True,  # its first token is the answer
             deadline_s=timeout,
             timeout_s=timeout,
         )
@@ -469,8 +475,10 @@ class Router:
             lane.cancel(event.handle)
         elif isinstance(event, TERMINAL_EVENTS):
             del self._probes[key]
-            if isinstance(event, LineCompleted):
-                breaker.record_success()
+            if isinstance(event, LineCompleted) or (
+                isinstance(event, LineFailed) and event.reason in ("garbage", "blocked")
+            ):
+                breaker.record_success()  # the server answered, whatever it said
             else:
                 breaker.record_failure(now, _failure_reason(event) or "cancelled")
 

@@ -191,7 +191,7 @@ def test_hedged_chat_the_faster_tier_wins_the_other_is_cancelled(
     assert _tier_of(_line(router, "chat-2", Priority.PLAYER_CHAT)) == "remote"
 
 
-def test_a_village_run_writes_remote_lines_with_their_tier_and_id(
+def test_a_village_run_with_a_remote_tier_logs_each_lines_tier_and_id(
     llama_server: LlamaServer, tmp_path: Path
 ) -> None:
     report_path, log = tmp_path / "report.json", tmp_path / "bubbles.jsonl"
@@ -203,11 +203,16 @@ def test_a_village_run_writes_remote_lines_with_their_tier_and_id(
     argv += ["--set", "ai.remote.read_timeout_s=90", "--set", "ai.remote.request_timeout_s=120"]
     assert main(argv) == 0
     report = json.loads(report_path.read_text())
-    assert set(report["ai"]["tiers"]) == {"local", "remote"}
-    assert report["ai"]["lines_by_tier"].get("remote", 0) >= 1
+    tiers = report["ai"]["tiers"]
+    assert set(tiers) == {"local", "remote"}
+    assert tiers["remote"]["requests"] >= 1
     records = [json.loads(line) for line in log.read_text().splitlines()]
-    remote = [r for r in records if r["tier"] == "remote"]
-    assert remote
-    assert all(isinstance(r["request_id"], int) and r["text"].strip() for r in remote)
-    assert all(r["origin"] in ("model", "prepared") for r in remote)
+    written = [r for r in records if r["origin"] in ("model", "prepared")]
+    assert written
+    # Every model line says which tier wrote it and under which request id.
+    assert all(r["tier"] in ("local", "remote") for r in written)
+    assert all(isinstance(r["request_id"], int) for r in written)
+    by_tier = {t: sum(1 for r in written if r["tier"] == t) for t in ("local", "remote")}
+    # The report counts every line a tier wrote; some never show (stale, or not needed).
+    assert all(by_tier[t] <= report["ai"]["lines_by_tier"].get(t, 0) for t in by_tier)
     assert audit(log)["violations"] == 0
