@@ -19,6 +19,7 @@ import random
 from dataclasses import dataclass
 
 from game.assets import AssetError
+from game.input.errand_bot import ErrandRunner, VillageMap
 from game.sim.level import load_level
 from game.sim.player import PlayerIntent
 from game.sim.snapshot import ActorView, LevelView, PropView, WorldSnapshot
@@ -26,8 +27,9 @@ from game.sim.world import TALK_RADIUS
 
 logger = logging.getLogger(__name__)
 
-ROUTES = ("village", "ambush", "crowd")
-"""``"crowd"`` runs the village tour; the crowd itself comes from the world's extras."""
+ROUTES = ("village", "ambush", "crowd", "errands")
+"""``"crowd"`` runs the village tour; the crowd itself comes from the world's extras.
+``"errands"`` does the village's three errands (see ``errand_bot``)."""
 DEFAULT_TALK_RADIUS = TALK_RADIUS
 THROW_RANGE = 420.0
 TASK_TIMEOUT = 420
@@ -67,6 +69,8 @@ class Bot:
         if level is None:
             level = _default_level_view()
         self._zones = {z.id: z for z in level.zones} if level is not None else {}
+        village = VillageMap.of(level) if level is not None else None
+        self.errands = ErrandRunner(village) if route == "errands" and village else None
         self._plan: list[_Task] = []
         self._planned = False
         self._greeted: dict[int, int] = {}
@@ -87,6 +91,21 @@ class Bot:
         for actor in snapshot.actors:
             if actor.state in ("greet", "talk"):
                 self._greeted[actor.id] = snapshot.tick
+        if self.errands is not None:
+            intent = self.errands.intent(snapshot)
+        else:
+            intent = self._tour(snapshot, me)
+        intent = self._unstick(intent, me)
+        # grab and throw act on their rising edge: never press them two ticks running.
+        if intent.grab and self._grab_last:
+            intent = PlayerIntent(intent.move, intent.jump, False, intent.throw)
+        if intent.throw and self._throw_last:
+            intent = PlayerIntent(intent.move, intent.jump, intent.grab, False)
+        self._grab_last, self._throw_last = intent.grab, intent.throw
+        self._last_x, self._last_y = me.x, me.y
+        return intent
+
+    def _tour(self, snapshot: WorldSnapshot, me: ActorView) -> PlayerIntent:
         if not self._planned:
             self._planned = True
             self._plan = self._first_plan(snapshot, me)
@@ -99,14 +118,6 @@ class Bot:
         if intent is None or snapshot.tick - task.started > TASK_TIMEOUT:
             self._plan.pop(0)
             intent = IDLE
-        intent = self._unstick(intent, me)
-        # grab and throw act on their rising edge: never press them two ticks running.
-        if intent.grab and self._grab_last:
-            intent = PlayerIntent(intent.move, intent.jump, False, intent.throw)
-        if intent.throw and self._throw_last:
-            intent = PlayerIntent(intent.move, intent.jump, intent.grab, False)
-        self._grab_last, self._throw_last = intent.grab, intent.throw
-        self._last_x, self._last_y = me.x, me.y
         return intent
 
     # -- planning -------------------------------------------------------------------
@@ -118,19 +129,19 @@ class Bot:
         left = sorted((a for a in npcs if a.x < me.x), key=lambda a: -a.x)
         right = sorted((a for a in npcs if a.x >= me.x), key=lambda a: a.x)
         plan: list[_Task] = []
-        stack = self._zones.get("stack_zone")
-        if stack is not None:
-            plan.append(_Task("topple", x=stack.x + stack.w / 2))
-            if left:
-                # Throw the crate back along the street, at whoever stands about a
-                # throw away, so the way ahead stays clear of fallen crates.
-                mark = min(left, key=lambda a: (abs(me.x - a.x - THROW_RANGE), a.id))
-                plan.append(_Task("throw_at", target=mark.id))
         basket = self._zones.get("basket")
         if basket is not None:
             plan += [_Task("fetch", prop_kind="apple"), _Task("drop_at", x=basket.x + basket.w / 2)]
+        if left:
+            # Throw something back along the street, at whoever stands about a throw away.
+            mark = min(left, key=lambda a: (abs(me.x - a.x - THROW_RANGE), a.id))
+            plan += [_Task("fetch"), _Task("throw_at", target=mark.id)]
         plan += [_Task("visit", target=a.id) for a in left]
         plan += [_Task("visit", target=a.id) for a in right]
+        stack = self._zones.get("stack_zone")
+        if stack is not None:
+            # The stack stands past the far end of the street, where the tour ends.
+            plan.append(_Task("topple", x=stack.x + stack.w / 2))
         return plan
 
     def _more_plan(self, snap: WorldSnapshot, me: ActorView) -> list[_Task]:
@@ -266,6 +277,8 @@ class Bot:
         elif intent.move:
             self._stuck = 0
             self._tries = 0
+        else:
+            self._stuck = 0  # standing still on purpose (or tapping toward a spot)
         if self._stuck >= STUCK_TICKS:
             self._stuck = 0
             self._tries += 1

@@ -6,7 +6,14 @@ import logging
 
 import pymunk
 
-from game.sim.categories import PROP, STATIC, STATIC_FILTER, ZONE_FILTER, CollisionType
+from game.sim.categories import (
+    NET_FILTER,
+    PROP,
+    STATIC,
+    STATIC_FILTER,
+    ZONE_FILTER,
+    CollisionType,
+)
 from game.sim.level import Level, ZoneSpec
 
 logger = logging.getLogger(__name__)
@@ -19,6 +26,7 @@ SLEEP_TIME = 0.5
 """Seconds of stillness before a body sleeps; resting props then cost nothing to step."""
 FREE_SPOT_TRIES = 60
 FREE_SPOT_STEP = 12.0
+NET_MATERIAL = "net"
 
 
 def make_space(level: Level) -> pymunk.Space:
@@ -43,7 +51,8 @@ def add_statics(space: pymunk.Space, level: Level) -> list[pymunk.Shape]:
             shape = pymunk.Poly(space.static_body, list(spec.points), radius=spec.radius)
         shape.friction = 0.9
         shape.elasticity = 0.1
-        shape.filter = STATIC_FILTER
+        # Netting holds people up and lets props drop through (the basket's mouth).
+        shape.filter = NET_FILTER if spec.material == NET_MATERIAL else STATIC_FILTER
         shape.collision_type = CollisionType.STATIC
         shapes.append(shape)
     space.add(*shapes)

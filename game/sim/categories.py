@@ -13,6 +13,8 @@ PROP = 0b001000
 SENSOR = 0b010000
 HELD = 0b100000
 """A prop the player carries: it keeps hitting the world but passes through the player."""
+NET = 0b1000000
+"""Static netting that people stand on and props fall through (over the basket's mouth)."""
 
 
 class CollisionType(IntEnum):
@@ -26,19 +28,22 @@ class CollisionType(IntEnum):
 
 
 STATIC_FILTER = pymunk.ShapeFilter(categories=STATIC, mask=PLAYER | NPC | PROP | HELD)
-PLAYER_FILTER = pymunk.ShapeFilter(categories=PLAYER, mask=STATIC | NPC | PROP)
-PLAYER_GHOST_FILTER = pymunk.ShapeFilter(categories=PLAYER, mask=STATIC | PROP)
+PLAYER_FILTER = pymunk.ShapeFilter(categories=PLAYER, mask=STATIC | NET | NPC | PROP)
+PLAYER_GHOST_FILTER = pymunk.ShapeFilter(categories=PLAYER, mask=STATIC | NET | PROP)
 """The player briefly passes through villagers after bumping one, so nobody blocks the street."""
 # Villagers pass each other as if in depth; a crowd that shoves itself jams the street.
-NPC_FILTER = pymunk.ShapeFilter(categories=NPC, mask=STATIC | PLAYER | PROP | HELD)
+NPC_FILTER = pymunk.ShapeFilter(categories=NPC, mask=STATIC | NET | PLAYER | PROP | HELD)
+NPC_ASIDE_FILTER = pymunk.ShapeFilter(categories=NPC, mask=STATIC | NET | PROP | HELD)
+"""A villager stepping aside (back, in depth) to let the player pass."""
 PROP_FILTER = pymunk.ShapeFilter(categories=PROP, mask=STATIC | PLAYER | NPC | PROP | HELD | SENSOR)
 HELD_FILTER = pymunk.ShapeFilter(categories=HELD, mask=STATIC | NPC | PROP | SENSOR)
 ZONE_FILTER = pymunk.ShapeFilter(categories=SENSOR, mask=PROP | HELD)
+NET_FILTER = pymunk.ShapeFilter(categories=NET, mask=PLAYER | NPC)
 
 SIGHT_FILTER = pymunk.ShapeFilter(mask=STATIC)
 """Line-of-sight queries see only static geometry (pymunk 7 queries include sensors)."""
 
-FOOTING_FILTER = pymunk.ShapeFilter(mask=STATIC | PROP | NPC)
+FOOTING_FILTER = pymunk.ShapeFilter(mask=STATIC | NET | PROP | NPC)
 """What the player can stand on."""
 
 GRAB_FILTER = pymunk.ShapeFilter(mask=PROP)

@@ -2,14 +2,15 @@
 
 Three kinds:
 - ``deliver``: N props of a kind resting inside a sensor zone (apples in the basket);
-- ``restack``: N crates resting inside the stack zone, stacked to full height; it opens
-  only once the original stack has fallen;
+- ``restack``: N crates resting upright, one on another, in a column in the stack zone;
+  it opens only once the original stack has fallen, and its tally is the column's height;
 - ``fetch``: a tagged prop brought within a radius of the giver (the ball to the child).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,8 +23,12 @@ logger = logging.getLogger(__name__)
 
 REST_SPEED = 40.0
 """A prop moving slower than this counts as placed rather than passing through."""
-STACK_FILL = 0.85
-"""A restacked column must reach this fraction of ``goal`` crate heights."""
+COLUMN_TOLERANCE = 8.0
+"""How far (world units) a crate may sit off the height where it would rest on the one below."""
+COLUMN_OFFSET = 0.35
+"""How far sideways, in crate widths, a crate may sit off the one below and still count."""
+UPRIGHT_TILT = 0.2
+"""Radians off square a crate may be tilted and still count as stacked."""
 
 
 @dataclass(slots=True)
@@ -39,7 +44,13 @@ class Errand:
     def view(self) -> ErrandView:
         """The immutable view for snapshots."""
         return ErrandView(
-            self.spec.id, self.giver_id, self.spec.title, self.progress, self.spec.goal, self.done
+            self.spec.id,
+            self.giver_id,
+            self.spec.title,
+            self.progress,
+            self.spec.goal,
+            self.done,
+            self.open,
         )
 
 
@@ -101,13 +112,26 @@ class ErrandBoard:
         return out
 
     def _stack_progress(self, spec: ErrandSpec, props: Sequence[Prop]) -> int:
-        placed = self._resting(props, spec.prop_kind)
-        if len(placed) < spec.goal:
-            return len(placed)
+        """How many crates stand in the tallest upright column on the stack's spot."""
+        placed = sorted(self._resting(props, spec.prop_kind), key=lambda p: p.body.position.y)
         zone = self._zones[spec.zone]
-        top = max(p.body.position.y + p.kind.h / 2 for p in placed)
-        tall_enough = top >= zone.y + spec.goal * placed[0].kind.h * STACK_FILL
-        return spec.goal if tall_enough else spec.goal - 1
+        best = 0
+        for base in placed:
+            bx, by = base.body.position
+            if not _upright(base) or by - base.kind.h / 2 > zone.y + COLUMN_TOLERANCE:
+                continue
+            height, x, top = 1, bx, by
+            for prop in placed:
+                px, py = prop.body.position
+                h = prop.kind.h
+                if (
+                    _upright(prop)
+                    and abs(py - (top + h)) < COLUMN_TOLERANCE
+                    and abs(px - x) < h * COLUMN_OFFSET
+                ):
+                    height, x, top = height + 1, px, py
+            best = max(best, height)
+        return min(best, spec.goal)
 
     @staticmethod
     def _fetch_progress(
@@ -121,3 +145,10 @@ class ErrandBoard:
         gx, gy = giver
         near = (px - gx) ** 2 + (py - gy) ** 2 <= spec.radius * spec.radius
         return 1 if near and prop.body.velocity.length < REST_SPEED * 4 else 0
+
+
+def _upright(prop: Prop) -> bool:
+    """Whether a box sits square (a quarter turn counts as square), within ``UPRIGHT_TILT``."""
+    quarter = math.pi / 2
+    angle = prop.body.angle % quarter
+    return min(angle, quarter - angle) < UPRIGHT_TILT

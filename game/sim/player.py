@@ -32,7 +32,18 @@ JUMP_SPEED = 620.0
 GROUND_ACCEL = 2400.0
 AIR_ACCEL = 900.0
 REACH = 80.0
-THROW_SPEED = (650.0, 420.0)
+THROW_MIN_SPEED = 330.0
+THROW_MAX_SPEED = 900.0
+CHARGE_TICKS = 45
+"""Holding throw this many ticks charges it fully."""
+MASS_REF = 1.5
+"""A prop of this mass flies at 1/sqrt(2) of the speed of a weightless one."""
+AIM_DEFAULT = 0.6
+AIM_MIN = -0.35
+AIM_MAX = 1.45
+AIM_STEP = 0.035
+"""Radians per tick the aim turns while up or down is held."""
+DROP_GAP = 3.0
 JUMP_COOLDOWN = 12
 HELD_SLACK = 160.0
 """A carried prop further than this from the hold point (snagged on a wall) is dropped."""
@@ -47,15 +58,21 @@ GHOST_TICKS = 45
 class PlayerIntent:
     """What the player wants this tick.
 
-    ``move`` is -1, 0 or 1. ``jump`` may be held. ``grab`` and ``throw`` act on the tick
-    they turn on: grab picks up the nearest prop in reach, or drops the carried one;
-    throw launches the carried prop forward and up.
+    ``move`` is -1, 0 or 1. ``jump`` may be held. ``grab`` acts on the tick it turns on:
+    it picks up the highlighted prop, or puts the carried one down in front. ``throw`` is
+    held to charge and the throw flies on the tick it is let go. ``aim`` sets the throw's
+    angle (radians above the horizontal, facing forward) when given; ``tilt`` (-1, 0, 1)
+    turns it while held. ``cycle`` (-1, 0, 1) moves the highlight to the previous or next
+    prop in reach, on the tick it is nonzero.
     """
 
     move: int = 0
     jump: bool = False
     grab: bool = False
     throw: bool = False
+    aim: float | None = None
+    tilt: int = 0
+    cycle: int = 0
 
 
 class Player:
@@ -80,6 +97,11 @@ class Player:
         self._jump_ready = 0
         self._grab_was = False
         self._throw_was = False
+        self.aim = AIM_DEFAULT
+        self.charge_ticks = 0
+        self.candidates: tuple[Prop, ...] = ()
+        """Props in reach, nearest first; ``target`` is the one grab would take."""
+        self.target: Prop | None = None
         self._ghost_from = -1
         self._ghost_until = -1
 
@@ -107,20 +129,52 @@ class Player:
             body.velocity = (vx, JUMP_SPEED)
             self._jump_ready = tick + JUMP_COOLDOWN
 
+        self._steer_aim(intent)
         grab_edge = intent.grab and not self._grab_was
-        throw_edge = intent.throw and not self._throw_was
+        thrown = self._throw_was and not intent.throw
         self._grab_was, self._throw_was = intent.grab, intent.throw
-        if throw_edge and self.carrying is not None:
-            self._release(
-                tick, (self.facing * THROW_SPEED[0] + vx * 0.5, THROW_SPEED[1] + max(vy, 0.0))
-            )
+        if self.carrying is not None and intent.throw:
+            self.charge_ticks = min(CHARGE_TICKS, self.charge_ticks + 1)
+        if thrown and self.carrying is not None:
+            tvx, tvy = self.throw_velocity(self.carrying)
+            self._release(tick, (tvx + vx * 0.5, tvy + max(vy, 0.0) * 0.5))
         elif grab_edge:
             if self.carrying is not None:
-                self._release(tick, (vx, vy))
-            else:
-                self._pick_up(space, props_by_shape, x, y)
+                self._put_down(tick, space)
+            elif self.target is not None:
+                self._pick_up(self.target)
+        if not intent.throw:
+            self.charge_ticks = 0
         self._carry(tick)
         self._rejoin(tick)
+
+    @property
+    def charge(self) -> float:
+        """How charged the throw is, 0..1 (0 when throw is not held)."""
+        return self.charge_ticks / CHARGE_TICKS
+
+    def throw_velocity(self, prop: Prop) -> tuple[float, float]:
+        """The launch velocity a throw would give ``prop`` now (the player's own motion aside).
+
+        Charge sets the effort and the prop's mass how much of it turns into speed: an
+        apple flies far, a barrel barely clears the player's feet.
+        """
+        effort = THROW_MIN_SPEED + (THROW_MAX_SPEED - THROW_MIN_SPEED) * self.charge
+        speed = effort / math.sqrt(1.0 + prop.kind.mass / MASS_REF)
+        return (self.facing * speed * math.cos(self.aim), speed * math.sin(self.aim))
+
+    def drop_point(self, prop: Prop) -> tuple[float, float]:
+        """Where a prop put down starts from: in front of the player, at carrying height."""
+        x, _ = self.body.position
+        _, hy = self.hold_point(prop)
+        reach = PLAYER_W / 2 + max(prop.kind.w, prop.kind.h) / 2 + DROP_GAP
+        return (x + self.facing * reach, hy)
+
+    def _steer_aim(self, intent: PlayerIntent) -> None:
+        if intent.aim is not None:
+            self.aim = intent.aim
+        self.aim += AIM_STEP * max(-1, min(1, intent.tilt))
+        self.aim = max(AIM_MIN, min(AIM_MAX, self.aim))
 
     def touched_npc(self, tick: int) -> None:
         """Note a first contact with a villager; keep pushing and the player slips past."""
@@ -154,29 +208,68 @@ class Player:
         hit = space.segment_query_first((x - half, feet), (x + half, feet), 3.0, FOOTING_FILTER)
         return hit is not None and (self.carrying is None or hit.shape is not self.carrying.shape)
 
-    def _pick_up(
-        self, space: pymunk.Space, props_by_shape: Mapping[pymunk.Shape, Prop], x: float, y: float
+    def find_candidates(
+        self, space: pymunk.Space, props_by_shape: Mapping[pymunk.Shape, Prop], cycle: int
     ) -> None:
+        """Find the props in reach, nearest first, and which of them a grab would take.
+
+        Called after the physics step, so the highlight shows the world as it now is.
+        """
+        if self.carrying is not None:
+            self.candidates, self.target = (), None
+            return
+        x, y = self.body.position
         bb = pymunk.BB(x - REACH, y - REACH, x + REACH, y + REACH)
-        best: tuple[float, int, Prop] | None = None
+        found: list[tuple[float, int, Prop]] = []
         for shape in space.bb_query(bb, GRAB_FILTER):
             prop = props_by_shape.get(shape)
             if prop is None or prop.held:
                 continue
             px, py = prop.body.position
             d2 = (px - x) ** 2 + (py - y) ** 2
-            if d2 <= REACH * REACH and (best is None or (d2, prop.id) < best[:2]):
-                best = (d2, prop.id, prop)
-        if best is None:
+            if d2 <= REACH * REACH:
+                found.append((d2, prop.id, prop))
+        found.sort(key=lambda item: (item[0], item[1]))
+        self.candidates = tuple(p for _, _, p in found)
+        if not self.candidates:
+            self.target = None
             return
-        prop = best[2]
+        # The highlight stays on the prop the player chose while it is still in reach.
+        index = self.candidates.index(self.target) if self.target in self.candidates else 0
+        if cycle:
+            index = (index + (1 if cycle > 0 else -1)) % len(self.candidates)
+        self.target = self.candidates[index]
+
+    def _pick_up(self, prop: Prop) -> None:
         prop.held = True
         prop.airborne_since = -1
         prop.hit_npc = False
         prop.shape.filter = HELD_FILTER
         prop.body.activate()
         self.carrying = prop
+        self.target = None
         logger.debug("player picked up prop %d", prop.id)
+
+    def _put_down(self, tick: int, space: pymunk.Space) -> None:
+        """Set the carried prop down in front, or let it fall where it is if that is blocked."""
+        prop = self.carrying
+        if prop is None:
+            return
+        body = prop.body
+        was = body.position
+        body.position = self.drop_point(prop)
+        prop.shape.cache_bb()
+        blocked = any(
+            not hit.shape.sensor and hit.shape is not self.shape
+            for hit in space.shape_query(prop.shape)
+        )
+        if blocked:
+            body.position = was
+            prop.shape.cache_bb()
+        vx, _ = self.body.velocity
+        self._release(tick, (vx * 0.3, 0.0))
+        body.angle = 0.0
+        body.angular_velocity = 0.0
 
     def _release(self, tick: int, velocity: tuple[float, float]) -> None:
         prop = self.carrying

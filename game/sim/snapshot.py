@@ -93,6 +93,16 @@ class ActorView:
     conscious: bool
     color: Color
     is_player: bool = False
+    aside: bool = False
+    """A villager stepping back (in depth) to let the player pass."""
+
+
+@dataclass(frozen=True, slots=True)
+class AimView:
+    """The carried prop's predicted path: a charged throw, or a put-down when ``charge`` is 0."""
+
+    points: tuple[Vec, ...]
+    charge: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +115,8 @@ class ErrandView:
     progress: int
     goal: int
     done: bool
+    open: bool = True
+    """False while there is nothing to do yet (the crate stack still stands)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,3 +128,6 @@ class WorldSnapshot:
     props: tuple[PropView, ...]
     actors: tuple[ActorView, ...]
     errands: tuple[ErrandView, ...]
+    grab_target: int | None = None
+    """The prop a grab would take now, highlighted on screen."""
+    aim: AimView | None = None

@@ -15,7 +15,7 @@ import random
 
 import pymunk
 
-from game.sim import builder, crowd
+from game.sim import aim, builder, crowd
 from game.sim.cast import Cast, NpcSpec
 from game.sim.categories import HELD, PROP
 from game.sim.contacts import ContactLog, install
@@ -27,7 +27,7 @@ from game.sim.perception import EYE_HEIGHT, XIndex, line_of_sight
 from game.sim.player import PLAYER_H, PLAYER_W, Player, PlayerIntent
 from game.sim.props import PROP_KINDS, Prop, make_prop
 from game.sim.rules import Rules
-from game.sim.snapshot import ActorView, LevelView, PropView, WorldSnapshot
+from game.sim.snapshot import ActorView, AimView, LevelView, PropView, WorldSnapshot
 from game.sim.stack import CrateStack
 from game.sim.status import Motion, NpcStatus, PlayerStatus
 from game.sim.ticks import DT
@@ -36,6 +36,8 @@ from game.sim.villager import NPC_H, NPC_W, Villager
 logger = logging.getLogger(__name__)
 
 TALK_RADIUS = 140.0
+CHAT_RANGE = 1.5
+"""A chat goes on until the villager is this many talk radii away."""
 PLAYER_ID = 1
 PLAYER_COLOR = (70, 170, 230)
 AMBIENT_RADIUS = 160.0
@@ -186,6 +188,7 @@ class World:
             villager.drive(tick)
         self._log.clear()
         self.space.step(self.dt)
+        self.player.find_candidates(self.space, self._prop_by_shape, intent.cycle)
         for villager in self.villagers:
             villager.sense()
         self._rules.resolve_contacts(tick, self._log, events)
@@ -267,7 +270,27 @@ class World:
                     v.spec.color,
                 )
             )
-        return WorldSnapshot(self.tick, PLAYER_ID, props, tuple(actors), self.errands.views())
+        target = player.target.id if player.target is not None else None
+        return WorldSnapshot(
+            self.tick, PLAYER_ID, props, tuple(actors), self.errands.views(), target, self._aim()
+        )
+
+    def _aim(self) -> AimView | None:
+        """The carried prop's path: the charged throw while throw is held, else the drop."""
+        player = self.player
+        prop = player.carrying
+        if prop is None:
+            return None
+        radius = min(prop.kind.w, prop.kind.h) / 2
+        if player.charge_ticks > 0:
+            tvx, tvy = player.throw_velocity(prop)
+            pvx, pvy = player.body.velocity
+            sx, sy = prop.body.position
+            start, velocity = (sx, sy), (tvx + pvx * 0.5, tvy + max(pvy, 0.0) * 0.5)
+        else:
+            start, velocity = player.drop_point(prop), (0.0, 0.0)
+        points = aim.trace(self.space, start, velocity, radius, self.dt)
+        return AimView(points, player.charge)
 
     def world_hash(self) -> str:
         """sha256 over rounded body states, villager states and epochs, and errand tallies."""
@@ -390,6 +413,26 @@ class World:
                 found.append((d, prop.id, prop))
         found.sort(key=lambda item: (item[0], item[1]))
         return tuple(_prop_view(p) for _, _, p in found)
+
+    def nearest_talker(self) -> int | None:
+        """The villager nearest the player, within talk radius and able to talk (ties by id)."""
+        px, py = self.player.body.position
+        best: tuple[float, int] | None = None
+        for v in self.villagers:
+            if not v.brain.can_talk:
+                continue
+            d = math.hypot(v.x - px, v.y - py)
+            if d <= self.talk_radius and (best is None or (d, v.id) < best):
+                best = (d, v.id)
+        return None if best is None else best[1]
+
+    def in_chat_range(self, npc_id: int) -> bool:
+        """Whether a chat with this villager can go on: they are near and able to talk."""
+        v = self._villager_by_id.get(npc_id)
+        if v is None or not v.brain.can_talk:
+            return False
+        px, py = self.player.body.position
+        return math.hypot(v.x - px, v.y - py) <= self.talk_radius * CHAT_RANGE
 
     def set_talking(self, npc_id: int, talking: bool) -> bool:
         """Open or close a chat with a villager; False if they cannot talk now.
