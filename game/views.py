@@ -32,6 +32,27 @@ class LoadView:
 
 
 @dataclass(frozen=True, slots=True)
+class ChatView:
+    """The chat box: open with ``target`` and the text typed so far, or closed with a
+    ``notice`` saying why; ``sent`` counts the player's lines in this conversation."""
+
+    target: str
+    typed: str
+    open: bool
+    notice: str = ""
+    sent: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CheerView:
+    """A finished errand being celebrated: who gave it, what it was, how far along (0..1)."""
+
+    giver_id: int
+    title: str
+    progress: float
+
+
+@dataclass(frozen=True, slots=True)
 class HudView:
     """What the HUD and overlays show this frame."""
 
@@ -44,6 +65,10 @@ class HudView:
     mode: str = "off"
     load: LoadView | None = None
     ai_stats: tuple[tuple[str, str], ...] = ()
-    chat_input: str | None = None
-    chat_target: str = ""
+    chat: ChatView | None = None
     toast: str = ""
+    pause_items: tuple[str, ...] = ()
+    pause_choice: int = 0
+    hint: str = ""
+    hint_alpha: float = 0.0
+    cheers: tuple[CheerView, ...] = ()

@@ -3,26 +3,34 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 import pygame
 
+from game.chat_box import ChatBox
 from game.config import GameConfig
 from game.input.controls import Controls
 from game.loop import FixedStepLoop
+from game.pause_menu import PauseMenu
 from game.render.renderer import Renderer, screenshot
 from game.session import Session
 from game.sim.snapshot import WorldSnapshot
 from game.sim.ticks import HZ
-from game.views import HudView
+from game.views import CheerView, HudView
 
 logger = logging.getLogger(__name__)
 
 _GRAPH_FRAMES = 240
-_CHAT_MAX = 160
+TITLE = "Zerostall"
+HINT = "F1: help"
+HINT_S = (8.0, 2.0)
+"""The start hint holds for 8 s, then fades over 2 s."""
+CHEER_S = 3.5
 #: The AI figures are re-read this often; they change slowly and a panel that redraws
 #: faster than 4 Hz cannot be read anyway. Reading them sorts the metric windows.
 _STATS_REFRESH_S = 0.25
@@ -32,20 +40,28 @@ class GameWindow:
     """Owns the pygame window and runs the interactive loop until the player quits."""
 
     def __init__(
-        self, village: Session, config: GameConfig, *, launched_at: float | None = None
+        self,
+        village: Session,
+        config: GameConfig,
+        *,
+        launched_at: float | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.village = village
         self.launched_at = launched_at
         self.config = config
+        self.now = clock
+        # The X11 window class (what a task bar groups by) is read when the window opens.
+        os.environ.setdefault("SDL_VIDEO_X11_WMCLASS", TITLE)
         flags = pygame.RESIZABLE | (pygame.FULLSCREEN if config.window.fullscreen else 0)
         size = (config.window.width, config.window.height)
         # The dummy driver (tests, CI) has no renderer to sync with.
         vsync = config.window.vsync and os.environ.get("SDL_VIDEODRIVER") != "dummy"
         self.surface = pygame.display.set_mode(size, flags, vsync=int(vsync))
-        pygame.display.set_caption("Zerostall — a village that never waits")
+        pygame.display.set_caption(TITLE, TITLE)
         self.renderer = Renderer(village.world.level_view())
         self.loop = FixedStepLoop(
-            time.perf_counter,
+            clock,
             HZ,
             config.loop.max_frame_s,
             config.loop.max_steps_per_frame,
@@ -56,9 +72,11 @@ class GameWindow:
         self.show_help = False
         self.show_graph = False
         self.paused = False
-        self.chat: str | None = None
-        self.chat_npc: int | None = None
-        self._swallow = ""  # typed text to drop once: the key that opened the chat
+        self.menu = PauseMenu()
+        self.chat = ChatBox(village.world, village.dialogue)
+        self._typing = False
+        self.started_at = clock()
+        self.cheers: list[tuple[int, str, float]] = []  # giver, title, when it finished
         self.toast = ""
         self.toast_until = 0.0
         self.ai_stats: tuple[tuple[str, str], ...] = ()
@@ -71,16 +89,19 @@ class GameWindow:
     def run(self, max_frames: int = 0, screenshot_path: Path | None = None) -> None:
         """Run until the window closes, or for ``max_frames`` frames when that is set."""
         frames = 0
-        last = time.perf_counter()
+        last = self.now()
         while self.running:
             for event in pygame.event.get():
                 self._handle_event(event)
             # The opening key's text arrives in the same batch, if at all; a later "t"
             # is the player's.
-            self._swallow = ""
+            self.chat.end_batch()
             if not self.paused:
                 self.loop.advance(self._step)
-            now = time.perf_counter()
+                if self._typing and not self.chat.is_open:
+                    pygame.key.stop_text_input()  # the chat ended on its own
+                    self._typing = False
+            now = self.now()
             frame_dt, last = now - last, now
             self.frame_ms.append(frame_dt * 1000.0)
             alpha = self.loop.accumulator / self.loop.dt
@@ -108,18 +129,33 @@ class GameWindow:
     def _log_first_frame(self) -> None:
         if self.launched_at is None:
             return
-        self.first_frame_ms = (time.perf_counter() - self.launched_at) * 1000.0
+        self.first_frame_ms = (self.now() - self.launched_at) * 1000.0
         logger.info("first frame after %.0f ms", self.first_frame_ms)
 
     def _step(self, _tick: int) -> None:
         self.village.step(self.controls.take_intent())
         self.prev, self.curr = self.curr, self.village.world.snapshot()
-        if self.chat_npc is not None and not self._in_talk_range(self.chat_npc):
-            self._close_chat()
+        self.chat.update()
+        self._cheer_finished_errands()
+
+    def _cheer_finished_errands(self) -> None:
+        before = {e.id: e.done for e in self.prev.errands}
+        for errand in self.curr.errands:
+            if errand.done and not before.get(errand.id, True):
+                self.cheers.append((errand.giver_id, errand.title, self.now()))
+                logger.info("errand %s done", errand.id)
+
+    def _cheer_views(self, now: float) -> tuple[CheerView, ...]:
+        self.cheers = [c for c in self.cheers if now - c[2] < CHEER_S]
+        return tuple(CheerView(g, t, (now - at) / CHEER_S) for g, t, at in self.cheers)
+
+    def _hint_alpha(self, now: float) -> float:
+        hold, fade = HINT_S
+        return max(0.0, min(1.0, 1.0 - (now - self.started_at - hold) / fade))
 
     def _hud(self) -> HudView:
         ai = self.village.ai
-        now = time.perf_counter()
+        now = self.now()
         if self.show_graph and now - self._stats_at >= _STATS_REFRESH_S:
             rows = self.village.dialogue.hud_rows() + ai.hud_stats()
             self.ai_stats, self._stats_at = rows, now
@@ -133,30 +169,41 @@ class GameWindow:
             mode=ai.mode,
             load=ai.load_view(),
             ai_stats=self.ai_stats if self.show_graph else (),
-            chat_input=self.chat,
-            chat_target=self._name_of(self.chat_npc),
+            chat=self.chat.view(),
             toast=self.toast if now < self.toast_until else "",
+            pause_items=self.menu.labels if self.paused else (),
+            pause_choice=self.menu.choice,
+            hint=HINT,
+            hint_alpha=self._hint_alpha(now),
+            cheers=self._cheer_views(now),
         )
 
     def _handle_event(self, event: pygame.event.Event) -> None:
         if event.type == pygame.QUIT:
             self.running = False
         elif event.type == pygame.KEYDOWN:
-            if self.chat is not None:
-                self._chat_key(event)
+            if self.chat.is_open:
+                self._chat_key(event.key)
+            elif self.paused:
+                self._menu_key(event.key)
             else:
                 self._key(event.key, getattr(event, "unicode", ""))
         elif event.type == pygame.KEYUP:
             self.controls.key_up(event.key)
-        elif event.type == pygame.TEXTINPUT and self.chat is not None:
-            swallow, self._swallow = self._swallow, ""
-            if event.text != swallow or self.chat:
-                self.chat = (self.chat + event.text)[:_CHAT_MAX]
+        elif event.type == pygame.TEXTINPUT and self.chat.is_open:
+            self.chat.type(event.text)
+        elif event.type == pygame.MOUSEWHEEL and not self.paused:
+            self.controls.wheel(event.y)
+        elif event.type == pygame.MOUSEMOTION and not self.paused:
+            self.controls.mouse_aim = self._mouse_aim(event.pos)
+        elif event.type == pygame.MOUSEBUTTONDOWN and self.paused and event.button == 1:
+            for i, rect in enumerate(self.renderer.hud.menu_rects):
+                if rect.collidepoint(event.pos):
+                    self._menu_pick(i)
 
     def _key(self, key: int, typed: str = "") -> None:
         if key == pygame.K_ESCAPE:
-            self.paused = not self.paused
-            self.loop.reset()
+            self._pause(True)
         elif key == pygame.K_F1:
             self.show_help = not self.show_help
         elif key == pygame.K_F3:
@@ -169,63 +216,58 @@ class GameWindow:
             screenshot(self.surface, path)
             self._say(f"Saved {path}")
         elif key in (pygame.K_t, pygame.K_RETURN):
-            self._open_chat()
-            if self.chat is not None:
-                # SDL also sends the key that opened the chat as typed text ("t").
-                self._swallow = typed
+            # SDL also sends the key that opened the chat as typed text ("t").
+            if self.chat.open(swallow=typed):
+                self.controls.release_all()
+                pygame.key.start_text_input()
+                self._typing = True
         else:
             self.controls.key_down(key)
 
-    def _chat_key(self, event: pygame.event.Event) -> None:
-        if event.key == pygame.K_ESCAPE:
-            self._close_chat()
-        elif event.key in (pygame.K_RETURN, pygame.K_KP_ENTER):
-            text, npc_id = (self.chat or "").strip(), self.chat_npc
-            self.chat = None
-            pygame.key.stop_text_input()
-            if text and npc_id is not None:
-                player = self.village.world.player_status()
-                self.village.dialogue.say(self.village.tick, npc_id, player.id, text)
-        elif event.key == pygame.K_BACKSPACE and self.chat:
-            self.chat = self.chat[:-1]
+    def _menu_key(self, key: int) -> None:
+        if key == pygame.K_ESCAPE:
+            self._pause(False)
+        elif key in (pygame.K_UP, pygame.K_w):
+            self.menu.move(-1)
+        elif key in (pygame.K_DOWN, pygame.K_s):
+            self.menu.move(1)
+        elif key in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_SPACE):
+            self._menu_pick(None)
+        elif key == pygame.K_F1:
+            self.show_help = not self.show_help
 
-    def _open_chat(self) -> None:
-        npc_id = self._nearest_talker()
-        if npc_id is None:
-            self._say("Walk up to a villager to talk (T)")
-            return
+    def _menu_pick(self, index: int | None) -> None:
+        if self.menu.pick(index) == "quit":
+            self.running = False
+        else:
+            self._pause(False)
+
+    def _pause(self, paused: bool) -> None:
+        self.paused = paused
+        self.menu.reset()
         self.controls.release_all()
-        self.chat, self.chat_npc = "", npc_id
-        self.village.world.set_talking(npc_id, True)
-        pygame.key.start_text_input()
+        self.loop.reset()
 
-    def _close_chat(self) -> None:
-        if self.chat_npc is not None:
-            self.village.world.set_talking(self.chat_npc, False)
-        self.chat, self.chat_npc = None, None
-        pygame.key.stop_text_input()
+    def _chat_key(self, key: int) -> None:
+        if key in (pygame.K_LEFT, pygame.K_RIGHT):
+            # The arrows still walk while chatting (letters are for typing), so the
+            # player can walk away mid-conversation.
+            self.controls.key_down(key)
+        elif key == pygame.K_ESCAPE:
+            self.chat.close()
+        elif key in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            self.chat.submit()
+        elif key == pygame.K_BACKSPACE:
+            self.chat.backspace()
+        if not self.chat.is_open:
+            pygame.key.stop_text_input()
+            self._typing = False
 
-    def _nearest_talker(self) -> int | None:
-        world = self.village.world
-        player = world.player_status()
-        best: tuple[float, int] | None = None
-        for npc_id in world.npc_ids():
-            distance = world.distance(player.id, npc_id)
-            status = world.npc(npc_id)
-            if distance is None or status is None or not status.can_talk:
-                continue
-            if distance <= world.talk_radius and (best is None or distance < best[0]):
-                best = (distance, npc_id)
-        return None if best is None else best[1]
-
-    def _in_talk_range(self, npc_id: int) -> bool:
-        world = self.village.world
-        distance = world.distance(world.player_status().id, npc_id)
-        return distance is not None and distance <= world.talk_radius * 1.5
-
-    def _name_of(self, npc_id: int | None) -> str:
-        status = None if npc_id is None else self.village.world.npc(npc_id)
-        return "" if status is None else status.name
+    def _mouse_aim(self, pos: tuple[int, int]) -> float:
+        """The throw angle toward the mouse pointer, mirrored if it is behind the player."""
+        player = self.village.world.player_status()
+        sx, sy = self.renderer.camera.world_to_screen(player.x, player.y + 40.0)
+        return math.atan2(sy - pos[1], abs(pos[0] - sx) + 1e-6)
 
     def _say(self, text: str) -> None:
-        self.toast, self.toast_until = text, time.perf_counter() + 2.5
+        self.toast, self.toast_until = text, self.now() + 2.5

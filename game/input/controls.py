@@ -1,7 +1,9 @@
-"""Keyboard state turned into one ``PlayerIntent`` per tick.
+"""Keyboard and mouse state turned into one ``PlayerIntent`` per tick.
 
-Held keys (walking) are read when a tick runs; presses (jump, grab, throw) are latched
-until a tick consumes them, so a tap between two ticks is never lost or applied twice.
+Held keys (walking, charging a throw, turning the aim) are read when a tick runs;
+presses (jump, grab, cycling the highlight) are latched until a tick consumes them, so a
+tap between two ticks is never lost or applied twice. A throw tapped between two ticks
+still shows one tick of charge, so it flies.
 """
 
 from __future__ import annotations
@@ -17,21 +19,32 @@ _RIGHT = (pygame.K_d, pygame.K_RIGHT)
 _JUMP = (pygame.K_w, pygame.K_UP, pygame.K_SPACE)
 _GRAB = (pygame.K_e,)
 _THROW = (pygame.K_f,)
+_CYCLE = (pygame.K_q,)
+_AIM_UP = (pygame.K_UP,)
+_AIM_DOWN = (pygame.K_DOWN,)
 
 
 @dataclass(slots=True)
 class Controls:
-    """Latches key presses between ticks."""
+    """Latches key presses between ticks. While a throw charges, ↑ and ↓ turn the aim."""
 
     left: bool = False
     right: bool = False
     jump: bool = False
     grab: bool = False
     throw: bool = False
+    throw_tapped: bool = False
+    aim_up: bool = False
+    aim_down: bool = False
+    cycle: int = 0
+    mouse_aim: float | None = None
 
     def key_down(self, key: int) -> None:
         """Record a key press."""
-        if key in _LEFT:
+        if self.throw and key in _AIM_UP + _AIM_DOWN:
+            self.aim_up, self.aim_down = key in _AIM_UP, key in _AIM_DOWN
+            self.mouse_aim = None  # the keys take over from the mouse
+        elif key in _LEFT:
             self.left = True
         elif key in _RIGHT:
             self.right = True
@@ -40,7 +53,9 @@ class Controls:
         elif key in _GRAB:
             self.grab = True
         elif key in _THROW:
-            self.throw = True
+            self.throw = self.throw_tapped = True
+        elif key in _CYCLE:
+            self.cycle = 1
 
     def key_up(self, key: int) -> None:
         """Record a key release."""
@@ -48,10 +63,23 @@ class Controls:
             self.left = False
         elif key in _RIGHT:
             self.right = False
+        elif key in _THROW:
+            self.throw = False
+        if key in _AIM_UP:
+            self.aim_up = False
+        if key in _AIM_DOWN:
+            self.aim_down = False
+
+    def wheel(self, steps: int) -> None:
+        """The mouse wheel turned: highlight the next (down) or previous (up) prop."""
+        if steps:
+            self.cycle = -1 if steps > 0 else 1
 
     def release_all(self) -> None:
         """Forget everything, e.g. when the chat box takes the keyboard."""
         self.left = self.right = self.jump = self.grab = self.throw = False
+        self.throw_tapped = self.aim_up = self.aim_down = False
+        self.cycle = 0
 
     def take_intent(self) -> PlayerIntent:
         """The intent for the next tick; presses are consumed, held keys are not."""
@@ -59,7 +87,11 @@ class Controls:
             move=int(self.right) - int(self.left),
             jump=self.jump,
             grab=self.grab,
-            throw=self.throw,
+            throw=self.throw or self.throw_tapped,
+            aim=self.mouse_aim if self.throw else None,
+            tilt=int(self.aim_up) - int(self.aim_down),
+            cycle=self.cycle,
         )
-        self.jump = self.grab = self.throw = False
+        self.jump = self.grab = self.throw_tapped = False
+        self.cycle = 0
         return intent

@@ -49,6 +49,7 @@ class VillageMap:
 
     basket_x: float
     stack_x: float
+    stack_half_w: float
     stack_ground: float
     roof_climb: tuple[Step, ...]
     roof_y: float
@@ -64,6 +65,7 @@ class VillageMap:
         return VillageMap(
             basket_x=basket.x + basket.w / 2,
             stack_x=stack.x + stack.w / 2,
+            stack_half_w=stack.w / 2,
             stack_ground=stack.y,
             # Up onto the forge hood from its right, then onto the market hall roof.
             roof_climb=(
@@ -194,7 +196,7 @@ class ErrandRunner:
         while not self._done("restack"):
             carried = self._carried()
             if carried is None:
-                wanted = self._loose_crate(self._column())
+                wanted = self._loose_crate(self._column()[1])
                 loose = self._nearest(wanted)
                 if loose is None:
                     yield from self._come_down()
@@ -207,10 +209,10 @@ class ErrandRunner:
     # -- moves ----------------------------------------------------------------------
 
     def _place_on_column(self, carried: PropView) -> Script:
-        column = self.map.stack_x
-        levels = len(self._column())
-        side = -1 if self._me().x < column else 1
+        column, built = self._column()
+        levels = len(built)
         reach = PLAYER_W / 2 + carried.w / 2 + DROP_GAP
+        side = self._free_side(column, reach, built)
         yield from self._face_and_stand(column + side * reach, -side)
         # The crate leaves from carrying height; jump until it clears the column's top.
         top = self.map.stack_ground + levels * carried.h
@@ -398,17 +400,41 @@ class ErrandRunner:
             return None
         return max(balls, key=lambda p: (p.y, -p.id)).id
 
-    def _column(self) -> set[int]:
-        """Ids of the crates standing in a column on the stack's spot, from the ground up."""
+    def _column(self) -> tuple[float, set[int]]:
+        """Where the column stands (or will) and the ids of its crates, from the ground up.
+
+        A crate already sitting square on the ground in the stack's spot is the base;
+        of several, the one with the most stacked on it.
+        """
         crates = sorted(
             (p for p in self._snap().props if p.kind == "crate" and not p.held),
             key=lambda p: p.y,
         )
-        built: set[int] = set()
-        height = self.map.stack_ground
-        for prop in crates:
-            centre = height + prop.h / 2
-            if abs(prop.x - self.map.stack_x) < COLUMN_SLACK and abs(prop.y - centre) < 6.0:
-                built.add(prop.id)
-                height += prop.h
-        return built
+        ground, centre, half = self.map.stack_ground, self.map.stack_x, self.map.stack_half_w
+        best: tuple[int, float, float, set[int]] = (0, 0.0, centre, set())
+        for base in crates:
+            on_ground = abs(base.y - (ground + base.h / 2)) < 6.0
+            if not on_ground or abs(base.x - centre) > half - base.w / 2 + 6.0:
+                continue
+            built, x, top = {base.id}, base.x, base.y
+            for prop in crates:
+                if abs(prop.x - x) < COLUMN_SLACK and abs(prop.y - (top + prop.h)) < 6.0:
+                    built.add(prop.id)
+                    x, top = prop.x, prop.y
+            rank = (len(built), -abs(base.x - centre), base.x, built)
+            if rank[:2] > best[:2]:
+                best = rank
+        return best[2], best[3]
+
+    def _free_side(self, column: float, reach: float, built: set[int]) -> int:
+        """The side of the column to work from: the player's own, unless a crate is there."""
+        mine = -1 if self._me().x < column else 1
+
+        def free(side: int) -> bool:
+            spot = column + side * reach
+            return not any(
+                p.id not in built and not p.held and abs(p.x - spot) < 30.0 and p.y < 90.0
+                for p in self._snap().props
+            )
+
+        return mine if free(mine) or not free(-mine) else -mine

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pygame
 
@@ -41,6 +41,7 @@ class _Canvas:
     text: TextCache
     zoom: float
     roof_y: int | None = None  # screen y of a collision roof resting on this item
+    signs: list[pygame.Rect] | None = None  # collects the sign boards painted, if given
 
 
 DecorPainter = Callable[[_Canvas], None]
@@ -55,27 +56,31 @@ def draw_decor(
     text: TextCache,
     zoom: float,
     roof_y: int | None = None,
+    signs: list[pygame.Rect] | None = None,
 ) -> None:
     """Draw one decor item of ``kind`` filling ``rect``; unknown kinds become a plain block.
 
     ``roof_y`` is the screen y of a roof the level models as collision geometry on top of
     this item; a house then draws no roof of its own and a well's posts reach up to it.
+    Sign boards painted are appended to ``signs`` (layer coordinates), so speech bubbles
+    can keep off them.
     """
     painter = _PAINTERS.get(kind.lower(), _draw_block)
-    painter(_Canvas(layer, rect, material(material_name), label, text, zoom, roof_y))
+    painter(_Canvas(layer, rect, material(material_name), label, text, zoom, roof_y, signs))
 
 
 def _line_w(zoom: float, px: float = 2.0) -> int:
     return max(1, round(px * zoom))
 
 
-def _sign(
-    layer: pygame.Surface, label: str, center: tuple[int, int], text: TextCache, zoom: float
-) -> None:
+def _sign(c: _Canvas, center: tuple[int, int]) -> None:
+    layer, label, text, zoom = c.layer, c.label, c.text, c.zoom
     if not label:
         return
     glyphs = text.render(label, max(10, round(14 * zoom)), SIGN_TEXT, bold=True)
     board = glyphs.get_rect(center=center).inflate(round(12 * zoom), round(6 * zoom))
+    if c.signs is not None:
+        c.signs.append(board.copy())
     pygame.draw.rect(layer, SIGN_BOARD, board, border_radius=3)
     pygame.draw.rect(layer, darken(SIGN_BOARD, 0.6), board, _line_w(zoom), border_radius=3)
     layer.blit(glyphs, glyphs.get_rect(center=board.center))
@@ -130,7 +135,7 @@ def _draw_house(c: _Canvas) -> None:
                 beam,
                 c.zoom,
             )
-    _sign(c.layer, c.label, (c.rect.centerx, wall.top + round(wall.height * 0.1)), c.text, c.zoom)
+    _sign(c, (c.rect.centerx, wall.top + round(wall.height * 0.1)))
 
 
 def _gable_roof(c: _Canvas, eaves: int) -> None:
@@ -210,7 +215,7 @@ def _draw_well(c: _Canvas) -> None:
     )
     # The sign hangs high under the roof: at the ring it would sit behind whoever is at
     # the well, under their name tag.
-    _sign(c.layer, c.label, (c.rect.centerx, post_top + round(16 * c.zoom)), c.text, c.zoom)
+    _sign(c, (c.rect.centerx, post_top + round(16 * c.zoom)))
 
 
 def _draw_stall(c: _Canvas) -> None:
@@ -252,7 +257,7 @@ def _draw_stall(c: _Canvas) -> None:
         (left + stripes * stripe_w, c.rect.top),
         _line_w(c.zoom),
     )
-    _sign(c.layer, c.label, (c.rect.centerx, c.rect.top + awning_h // 2), c.text, c.zoom)
+    _sign(c, (c.rect.centerx, c.rect.top + awning_h // 2))
 
 
 def _draw_tree(c: _Canvas) -> None:
@@ -264,7 +269,7 @@ def _draw_tree(c: _Canvas) -> None:
         center = (c.rect.centerx + dx * r, c.rect.bottom + dy * c.rect.height)
         pygame.draw.circle(c.layer, darken(LEAVES, 0.8), center, r * k + 2)
         pygame.draw.circle(c.layer, LEAVES, center, r * k)
-    _sign(c.layer, c.label, (c.rect.centerx, c.rect.bottom - round(14 * c.zoom)), c.text, c.zoom)
+    _sign(c, (c.rect.centerx, c.rect.bottom - round(14 * c.zoom)))
 
 
 def _draw_fence(c: _Canvas) -> None:
@@ -282,7 +287,7 @@ def _draw_sign(c: _Canvas) -> None:
     height = max(c.rect.height, round(34 * c.zoom))
     post = pygame.Rect(c.rect.centerx - 2, c.rect.bottom - height, _line_w(c.zoom, 4), height)
     pygame.draw.rect(c.layer, BARK, post)
-    _sign(c.layer, c.label or "?", (c.rect.centerx, post.top), c.text, c.zoom)
+    _sign(replace(c, label=c.label or "?"), (c.rect.centerx, post.top))
 
 
 def _draw_basket(c: _Canvas) -> None:
@@ -356,7 +361,7 @@ def _draw_forge(c: _Canvas) -> None:
         post = pygame.Rect(0, 0, _line_w(c.zoom, 4), chimney.top - sign_y)
         post.midbottom = chimney.midtop
         pygame.draw.rect(c.layer, BARK, post)
-        _sign(c.layer, c.label, (chimney.centerx, sign_y), c.text, c.zoom)
+        _sign(c, (chimney.centerx, sign_y))
 
 
 def _draw_window(c: _Canvas) -> None:
@@ -376,7 +381,7 @@ def _draw_block(c: _Canvas) -> None:
         pygame.draw.line(
             c.layer, lighten(c.look.fill, 0.2), c.rect.topleft, (c.rect.right - 1, c.rect.top), 1
         )
-    _sign(c.layer, c.label, c.rect.center, c.text, c.zoom)
+    _sign(c, c.rect.center)
 
 
 def _draw_door(c: _Canvas) -> None:

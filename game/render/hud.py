@@ -25,7 +25,7 @@ from game.render.palette import (
 from game.render.text import TextCache
 from game.sim.snapshot import WorldSnapshot
 from game.sim.ticks import DT
-from game.views import HudView, LoadView
+from game.views import ChatView, CheerView, HudView, LoadView
 
 logger = logging.getLogger(__name__)
 
@@ -59,9 +59,10 @@ def mode_label(mode: str) -> tuple[str, str, Rgb]:
 HELP_LINES: tuple[tuple[str, str], ...] = (
     ("A / D  or  ← / →", "move"),
     ("W / Space / ↑", "jump"),
-    ("E", "grab / drop"),
-    ("F", "throw"),
-    ("T  or  Enter", "talk"),
+    ("E", "grab the highlighted prop / put down"),
+    ("Q  or  mouse wheel", "highlight the next prop"),
+    ("hold F", "charge a throw; aim with ↑ / ↓ or the mouse"),
+    ("T  or  Enter", "talk (Esc leaves the chat)"),
     ("F1", "this help"),
     ("F3", "frame graph and AI stats"),
     ("F5", "AI mode: sync / async"),
@@ -84,12 +85,14 @@ class Hud:
         self._graph_title = "frame ms"
         self._stats: tuple[tuple[str, str], ...] = ()
         self.rects: list[pygame.Rect] = []  # panels drawn last frame, for bubbles to avoid
+        self.menu_rects: list[pygame.Rect] = []  # pause menu items, for mouse clicks
 
     def draw(
         self, surface: pygame.Surface, hud: HudView, world: WorldSnapshot, time: float
     ) -> None:
         """Draw every HUD element that ``hud`` asks for onto ``surface``."""
         self.rects = []
+        self.menu_rects = []
         if time - self._shown_at >= REFRESH_S or time < self._shown_at:
             self._shown_at = time
             self._figures = (f"{hud.fps:.0f} FPS", f"tick {hud.tick_ms:.2f} ms")
@@ -100,7 +103,7 @@ class Hud:
             )
         if hud.paused:
             # Shade the world first so the HUD stays readable over it.
-            self._draw_paused(surface, title=not hud.show_help)
+            self._draw_paused(surface, hud, title=not hud.show_help)
         y = self._draw_status(surface, hud)
         if hud.show_graph:
             y = self._draw_graph(surface, hud.frame_ms, y + 6)
@@ -109,10 +112,14 @@ class Hud:
             self._draw_loading(surface, hud.load)
         self._draw_errands(surface, world)
         bottom = surface.get_height() - MARGIN
-        if hud.chat_input is not None:
-            bottom = self._draw_chat(surface, hud.chat_target, hud.chat_input, time) - 8
+        if hud.chat is not None:
+            bottom = self._draw_chat(surface, hud.chat, time) - 8
         if hud.toast:
             self._draw_toast(surface, hud.toast, bottom)
+        if hud.cheers:
+            self._draw_cheer(surface, hud.cheers[-1])
+        if hud.hint and hud.hint_alpha > 0.0 and not hud.paused:
+            self._draw_hint(surface, hud.hint, hud.hint_alpha)
         if hud.show_help:
             self._draw_help(surface)
 
@@ -239,27 +246,40 @@ class Hud:
             giver = names.get(errand.giver_id, "")
             if giver and giver.lower() not in title.lower():
                 title = f"{title} for {giver}"
-            tally = f"{title} {errand.progress}/{errand.goal}" + (" ✓" if errand.done else "")
-            rows.append(self._text.render(tally, BODY, HUD_GOOD if errand.done else HUD_TEXT))
+            if not errand.open:
+                tally, color = f"{title}: standing", HUD_DIM
+            else:
+                tally = f"{title} {errand.progress}/{errand.goal}" + (" ✓" if errand.done else "")
+                color = HUD_GOOD if errand.done else HUD_TEXT
+            rows.append(self._text.render(tally, BODY, color))
         width = max(r.get_width() for r in rows) + 16
         self._blit_rows(surface, rows, surface.get_width() - MARGIN - width, MARGIN)
 
-    def _draw_chat(self, surface: pygame.Surface, target: str, typed: str, time: float) -> int:
-        """The chat box at the bottom centre; returns its top."""
-        prompt = self._text.render(f"Say to {target or 'them'}:", BODY, HUD_DIM, bold=True)
-        entry = self._text.render(typed, BODY, HUD_TEXT) if typed else None
+    def _draw_chat(self, surface: pygame.Surface, chat: ChatView, time: float) -> int:
+        """The chat box at the bottom centre, or why it closed; returns its top."""
         width = min(surface.get_width() - 2 * MARGIN, 640)
-        height = prompt.get_height() + 14
-        box = pygame.Rect(
-            (surface.get_width() - width) // 2,
-            surface.get_height() - MARGIN - height,
-            width,
-            height,
-        )
+        if not chat.open:
+            note = self._text.render(chat.notice, BODY, HUD_WARN)
+            box = pygame.Rect(0, 0, width, note.get_height() + 14)
+            box.midbottom = (surface.get_width() // 2, surface.get_height() - MARGIN)
+            self.rects.append(surface.blit(self._panel(box.size, 200), box))
+            pygame.draw.rect(surface, (150, 130, 90), box, 2, border_radius=6)
+            surface.blit(note, note.get_rect(center=box.center))
+            return box.top
+        who = self._text.render(f"Talking to {chat.target}", SMALL, (150, 190, 255), bold=True)
+        keys = self._text.render("Enter: send  ·  Esc: leave", SMALL, HUD_DIM)
+        prompt = self._text.render("Say:", BODY, HUD_DIM, bold=True)
+        entry = self._text.render(chat.typed, BODY, HUD_TEXT) if chat.typed else None
+        height = who.get_height() + prompt.get_height() + 20
+        box = pygame.Rect(0, 0, width, height)
+        box.midbottom = (surface.get_width() // 2, surface.get_height() - MARGIN)
         self.rects.append(surface.blit(self._panel(box.size, 215), box))
         pygame.draw.rect(surface, (92, 140, 220), box, 2, border_radius=6)
+        surface.blit(who, (box.left + 10, box.top + 6))
+        surface.blit(keys, keys.get_rect(topright=(box.right - 10, box.top + 6)))
+        line_top = box.top + 12 + who.get_height()
         x = box.left + 10
-        surface.blit(prompt, (x, box.top + 7))
+        surface.blit(prompt, (x, line_top))
         x += prompt.get_width() + 8
         if entry is not None:
             # Keep the end of a long entry visible: show its right-hand part.
@@ -270,11 +290,41 @@ class Hud:
                 min(room, entry.get_width()),
                 entry.get_height(),
             )
-            surface.blit(entry, (x, box.top + 7), shown)
+            surface.blit(entry, (x, line_top), shown)
             x += shown.width
         if (time * 2.0) % 1.0 < 0.6:
-            pygame.draw.line(surface, HUD_TEXT, (x + 2, box.top + 8), (x + 2, box.bottom - 8), 2)
+            pygame.draw.line(
+                surface, HUD_TEXT, (x + 2, line_top + 1), (x + 2, line_top + prompt.get_height())
+            )
         return box.top
+
+    def _draw_hint(self, surface: pygame.Surface, hint: str, alpha: float) -> None:
+        glyphs = self._text.render(hint, BODY, (255, 226, 140), bold=True)
+        rect = glyphs.get_rect(midtop=(surface.get_width() // 2, MARGIN)).inflate(24, 12)
+        panel = self._panel(rect.size, 190).copy()
+        panel.blit(glyphs, glyphs.get_rect(center=panel.get_rect().center))
+        panel.set_alpha(round(255 * max(0.0, min(1.0, alpha))))
+        self.rects.append(surface.blit(panel, rect))
+
+    def _draw_cheer(self, surface: pygame.Surface, cheer: CheerView) -> None:
+        """A banner for a finished errand: it drops in, holds, and fades."""
+        t = cheer.progress
+        alpha = min(1.0, t * 8.0, (1.0 - t) * 4.0)
+        if alpha <= 0.0:
+            return
+        head = self._text.render("Errand done!", 26, (255, 226, 140), bold=True)
+        line = self._text.render(cheer.title, BODY, HUD_TEXT)
+        width = max(head.get_width(), line.get_width()) + 40
+        height = head.get_height() + line.get_height() + 22
+        panel = pygame.Surface((width, height), pygame.SRCALPHA)
+        pygame.draw.rect(panel, (*HUD_PANEL, 225), panel.get_rect(), border_radius=12)
+        pygame.draw.rect(panel, HUD_GOOD, panel.get_rect(), 3, border_radius=12)
+        panel.blit(head, head.get_rect(midtop=(width // 2, 8)))
+        panel.blit(line, line.get_rect(midtop=(width // 2, 14 + head.get_height())))
+        panel.set_alpha(round(255 * alpha))
+        drop = round(20 * max(0.0, 1.0 - t * 8.0))
+        rect = panel.get_rect(midtop=(surface.get_width() // 2, 64 - drop))
+        self.rects.append(surface.blit(panel, rect))
 
     def _draw_toast(self, surface: pygame.Surface, toast: str, bottom: int) -> None:
         glyphs = self._text.render(toast, BODY, HUD_TEXT)
@@ -282,7 +332,7 @@ class Hud:
         self.rects.append(surface.blit(self._panel(rect.size, 200), rect))
         surface.blit(glyphs, glyphs.get_rect(center=rect.center))
 
-    def _draw_paused(self, surface: pygame.Surface, *, title: bool) -> None:
+    def _draw_paused(self, surface: pygame.Surface, hud: HudView, *, title: bool) -> None:
         size = surface.get_size()
         if self._shade is None or self._shade.get_size() != size:
             self._shade = pygame.Surface(size, pygame.SRCALPHA)
@@ -291,10 +341,22 @@ class Hud:
         if not title:
             return
         big = self._text.render("Paused", TITLE, HUD_TEXT, bold=True)
-        hint = self._text.render("Esc to resume  ·  F1 for help", BODY, HUD_DIM)
+        hint = self._text.render("↑ / ↓ and Enter, or click  ·  Esc resumes", BODY, HUD_DIM)
         cx, cy = size[0] // 2, size[1] // 2
-        surface.blit(big, big.get_rect(center=(cx, cy - 40)))
-        surface.blit(hint, hint.get_rect(center=(cx, cy)))
+        surface.blit(big, big.get_rect(center=(cx, cy - 90)))
+        y = cy - 40
+        for i, label in enumerate(hud.pause_items):
+            chosen = i == hud.pause_choice
+            glyphs = self._text.render(label, 22, HUD_TEXT if chosen else HUD_DIM, bold=chosen)
+            item = pygame.Rect(0, 0, 220, glyphs.get_height() + 14)
+            item.center = (cx, y)
+            surface.blit(self._panel(item.size, 230 if chosen else 150), item)
+            if chosen:
+                pygame.draw.rect(surface, (255, 226, 140), item, 2, border_radius=6)
+            surface.blit(glyphs, glyphs.get_rect(center=item.center))
+            self.menu_rects.append(item)
+            y += item.height + 10
+        surface.blit(hint, hint.get_rect(center=(cx, y + 10)))
 
     def _draw_help(self, surface: pygame.Surface) -> None:
         if self._help is None:

@@ -13,7 +13,15 @@ import pygame
 
 from game.render.bubbles import BubbleArtist
 from game.render.camera import Camera
+from game.render.crowd import BubbleCrowd
 from game.render.hud import Hud
+from game.render.overlays import (
+    draw_aim,
+    draw_cheer,
+    draw_edge_marker,
+    draw_highlight,
+    layout_tags,
+)
 from game.render.scenery import (
     FAR_PARALLAX,
     NEAR_PARALLAX,
@@ -33,6 +41,7 @@ logger = logging.getLogger(__name__)
 #: toward is on screen than what is behind them.
 LOOK_UP = 140.0
 LOOK_AHEAD = 60.0
+ASIDE_SCALE = 0.88
 
 
 def screenshot(surface: pygame.Surface, path: str | Path) -> Path:
@@ -82,6 +91,8 @@ class Renderer:
         self._near = self._sky
         self._far_top = self._near_top = 0
         self._level_layer = self._sky
+        self._signs: list[pygame.Rect] = []  # sign boards, in level-layer pixels
+        self.crowd = BubbleCrowd()
 
     @property
     def time(self) -> float:
@@ -126,46 +137,81 @@ class Renderer:
 
         zoom = camera.zoom
         held: list[tuple[PropView, float, float, float]] = []
+        target: tuple[float, float, float] | None = None
         for prop, x, y, angle in blend(prev.props, curr.props, alpha):
             sx, sy = camera.world_to_screen(x, y)
             reach = max(prop.w, prop.h) * zoom
             if sx < -reach or sx > width + reach or sy < -reach or sy > height + reach:
                 continue
+            if prop.id == curr.grab_target:
+                target = (sx, sy, max(prop.w, prop.h) * zoom)
             if prop.held:
                 held.append((prop, sx, sy, angle))
             else:
                 draw_prop(surface, prop, sx, sy, angle, zoom)
 
         anchors: dict[int, tuple[float, float]] = {}
-        # Name tags and the player's marker stay readable: bubbles keep off them too.
-        keep_clear: list[pygame.Rect] = list(self.hud.rects)
-        for actor, x, y, angle in actors:
+        offscreen: dict[int, tuple[str, float, float]] = {}
+        # Name tags, the player's marker and sign boards stay readable: bubbles keep off.
+        keep_clear: list[pygame.Rect] = list(self.hud.rects) + self._visible_signs(width, height)
+        tags_wanted: list[tuple[str, float, float]] = []
+        tag_owners: list[tuple[int, float]] = []
+        # Villagers stepping aside are drawn first and a little smaller: further back.
+        for actor, x, y, angle in sorted(actors, key=lambda item: not item[0].aside):
             sx, sy = camera.world_to_screen(x, y)
             reach = max(actor.w, actor.h) * zoom
             if sx < -reach or sx > width + reach or sy < -reach or sy > height + reach:
-                # Off screen: a bubble still points toward them from the screen edge.
-                anchors[actor.id] = (sx, sy - actor.h * zoom / 2)
+                offscreen[actor.id] = (actor.name, sx, sy - actor.h * zoom / 2)
                 continue
-            top = draw_actor(surface, actor, sx, sy, angle, zoom)
+            top = draw_actor(
+                surface, actor, sx, sy, angle, zoom * (ASIDE_SCALE if actor.aside else 1.0)
+            )
             if not actor.is_player and actor.name:
-                tag = self.tags.draw(surface, actor.name, sx, top - 4)
-                keep_clear.append(tag)
-                top = tag.top
+                tags_wanted.append((actor.name, sx, top - 4))
+                tag_owners.append((actor.id, sx))
             else:
                 keep_clear.append(pygame.Rect(round(sx) - 8, round(top), 16, 12))
             anchors[actor.id] = (sx, top - 2)
         for prop, sx, sy, angle in held:
             draw_prop(surface, prop, sx, sy, angle, zoom)
+        # Tags go over carried props, so a crate on the player's head never hides a name.
+        placed = layout_tags(tags_wanted, lambda name: self.tags.get(name).get_size())
+        for (actor_id, sx), tag in zip(tag_owners, placed, strict=True):
+            surface.blit(self.tags.get(tag.text), tag.rect)
+            keep_clear.append(tag.rect)
+            anchors[actor_id] = (sx, tag.rect.top - 2)
+        if curr.aim is not None:
+            draw_aim(surface, curr.aim, camera.world_to_screen)
+        if curr.grab_target is not None and target is not None:
+            draw_highlight(surface, *target, self._time, self.text)
+        for cheer in hud.cheers:
+            if cheer.giver_id in anchors:
+                draw_cheer(surface, cheer, anchors[cheer.giver_id])
 
         # The HUD panels are last frame's: the HUD draws after the bubbles and barely moves.
+        on_screen, markers = self.crowd.select(bubbles, anchors, offscreen, self._time)
         self.last_bubble_rects = self.bubbles.draw(
-            surface, bubbles, anchors, self._time, obstacles=keep_clear
+            surface, on_screen, anchors, self._time, obstacles=keep_clear
         )
+        self._draw_markers(surface, markers)
         hud_started = _time.perf_counter()
         self.hud.draw(surface, hud, curr, self._time)
         done = _time.perf_counter()
         self.last_hud_ms = (done - hud_started) * 1000.0
         self.last_draw_ms = (done - started) * 1000.0
+
+    def _visible_signs(self, width: int, height: int) -> list[pygame.Rect]:
+        ox, oy = self.camera.origin
+        screen = pygame.Rect(0, 0, width, height)
+        moved = (r.move(ox, oy) for r in self._signs)
+        return [r for r in moved if r.colliderect(screen)]
+
+    def _draw_markers(
+        self, surface: pygame.Surface, markers: Sequence[tuple[str, float, float]]
+    ) -> None:
+        taken: list[pygame.Rect] = []
+        for name, sx, sy in markers:
+            draw_edge_marker(surface, name, sx, sy, self.text, taken)
 
     def screenshot(self, surface: pygame.Surface, path: str | Path) -> Path:
         """Save the last drawn frame on ``surface`` to ``path``; see ``screenshot``."""
@@ -183,7 +229,10 @@ class Renderer:
             near, self._near_top = build_hills(self.level, zoom, width, NEAR_PARALLAX, near=True)
             self._far, self._near = _for_display(far), _for_display(near)
         if self._layers_key is None or self._layers_key[0] != zoom:
-            self._level_layer = _for_display(build_level_layer(self.level, zoom, self.text))
+            self._signs = []
+            self._level_layer = _for_display(
+                build_level_layer(self.level, zoom, self.text, self._signs)
+            )
         self._layers_key = key
         logger.debug(
             "background layers for %s built in %.1f ms",

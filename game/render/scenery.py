@@ -154,8 +154,13 @@ def _draw_clouds(layer: pygame.Surface, zoom: float, base: float) -> None:
             pygame.draw.circle(layer, lighten(SKY_BOTTOM, 0.6), (cx + dx * s, cy + dy * s), r * s)
 
 
-def build_level_layer(level: LevelView, zoom: float, text: TextCache) -> pygame.Surface:
-    """Paint decor, static geometry and zones into one level-sized colour-keyed surface."""
+def build_level_layer(
+    level: LevelView, zoom: float, text: TextCache, signs: list[pygame.Rect] | None = None
+) -> pygame.Surface:
+    """Paint decor, static geometry and zones into one level-sized colour-keyed surface.
+
+    The rects of sign boards and zone plates are appended to ``signs`` when it is given.
+    """
     size = layer_size(level, zoom)
     layer = new_layer(size)
 
@@ -171,12 +176,12 @@ def build_level_layer(level: LevelView, zoom: float, text: TextCache) -> pygame.
     sunken = [d for d in decor if d.kind in SUNKEN_KINDS]
     for item in [d for d in decor if d.kind not in SUNKEN_KINDS]:
         _draw_decor_item(layer, level, item, "" if item.label in zone_labels else item.label,
-                         to_px, text, zoom)  # fmt: skip
+                         to_px, text, zoom, signs)  # fmt: skip
     for shape in level.statics:
         _draw_static(layer, shape, to_px, float(size[1]), zoom)
     for item in sunken:
         _draw_decor_item(layer, level, item, "" if item.label in zone_labels else item.label,
-                         to_px, text, zoom)  # fmt: skip
+                         to_px, text, zoom, signs)  # fmt: skip
     ground = ground_reference(level)
     for zone in level.zones:
         top_left = to_px((zone.x, zone.y + zone.h))
@@ -185,7 +190,9 @@ def build_level_layer(level: LevelView, zoom: float, text: TextCache) -> pygame.
         )
         # A zone that reaches down into the ground is named in the earth below it: above
         # it, at walking height, villagers and their name tags would cover the plate.
-        _draw_zone(layer, rect, zone.label, text, below=zone.y < ground - 20)
+        plate = _draw_zone(layer, rect, zone.label, text, below=zone.y < ground - 20)
+        if plate is not None and signs is not None:
+            signs.append(plate)
     logger.debug("level layer %dx%d painted", *size)
     return layer
 
@@ -198,6 +205,7 @@ def _draw_decor_item(
     to_px: Callable[[Point], Point],
     text: TextCache,
     zoom: float,
+    signs: list[pygame.Rect] | None = None,
 ) -> None:
     top_left = to_px((item.x, item.y + item.h))
     rect = pygame.Rect(
@@ -205,7 +213,7 @@ def _draw_decor_item(
     )
     roof = _roof_above(level, item.x, item.y + item.h, item.w)
     roof_px = None if roof is None else round(to_px((0.0, roof))[1])
-    decor_art.draw_decor(layer, item.kind, rect, item.material, label, text, zoom, roof_px)
+    decor_art.draw_decor(layer, item.kind, rect, item.material, label, text, zoom, roof_px, signs)
 
 
 def _roof_above(level: LevelView, x: float, top: float, w: float) -> float | None:
@@ -357,8 +365,11 @@ def _thick_segment(a: Point, b: Point, radius: float) -> list[Point]:
 
 def _draw_zone(
     layer: pygame.Surface, rect: pygame.Rect, label: str, text: TextCache, *, below: bool = False
-) -> None:
+) -> pygame.Rect | None:
+    """Outline a zone and name it on a plate; return the plate's rect, if any."""
     dashed_rect(layer, ZONE_LINE, rect, dash=10, gap=6, width=2)
+    if not label:
+        return None
     if label:
         glyphs = text.render(label, 14, WHITE, bold=True)
         plate = glyphs.get_rect(midbottom=(rect.centerx, rect.top - 4))
@@ -368,6 +379,7 @@ def _draw_zone(
         # An opaque plate: antialiased text over the colour key would leave pink fringes.
         pygame.draw.rect(layer, TAG_BG, plate, border_radius=4)
         layer.blit(glyphs, glyphs.get_rect(center=plate.center))
+    return plate
 
 
 def dashed_rect(

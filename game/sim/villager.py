@@ -11,7 +11,7 @@ import math
 import pymunk
 
 from game.sim.cast import NpcSpec
-from game.sim.categories import NPC_FILTER, CollisionType
+from game.sim.categories import NPC_ASIDE_FILTER, NPC_FILTER, CollisionType
 from game.sim.npc import NpcBrain, NpcState
 
 logger = logging.getLogger(__name__)
@@ -29,6 +29,11 @@ WALK_GAIN = 8.0
 WALK_MAX_ACCEL = 1300.0
 STUCK_TICKS = 45
 RIGHTING_TIMEOUT = 150
+ASIDE_TICKS = 60
+"""How long a villager stays stepped back (in depth) after making way for the player."""
+TILT_TICKS = 90
+"""A standing villager still leaning past ``TILT_LIMIT`` after this long is set upright."""
+TILT_LIMIT = 0.3
 
 
 def normalize_angle(angle: float) -> float:
@@ -62,7 +67,25 @@ class Villager:
         self.sees_player = False
         self.neighbour: int | None = None
         self._stuck = 0
+        self._tilted = 0
+        self.aside_until = -1
         brain.observe_position(x)
+
+    @property
+    def aside(self) -> bool:
+        """Whether the villager has stepped back to let the player pass."""
+        return self.shape.filter == NPC_ASIDE_FILTER
+
+    def step_aside(self, tick: int) -> None:
+        """Step back (in depth) for a moment so the player can walk past."""
+        self.aside_until = tick + ASIDE_TICKS
+        if self.shape.filter != NPC_ASIDE_FILTER:
+            self.shape.filter = NPC_ASIDE_FILTER
+
+    def step_back_in(self, tick: int, clear: bool) -> None:
+        """Step back into the street once the time is up and the player is clear."""
+        if self.shape.filter == NPC_ASIDE_FILTER and tick >= self.aside_until and clear:
+            self.shape.filter = NPC_FILTER
 
     def sense(self) -> None:
         """Read the body's state once for this tick."""
@@ -80,6 +103,7 @@ class Villager:
         if brain.state is NpcState.RECOVER:
             self._right_itself(tick)
             return
+        self._straighten()
         torque = -UPRIGHT_STIFFNESS * self.angle - UPRIGHT_DAMPING * body.angular_velocity
         body.torque = max(-UPRIGHT_MAX_TORQUE, min(UPRIGHT_MAX_TORQUE, torque))
         target = 0.0
@@ -93,6 +117,18 @@ class Villager:
         foot = body.local_to_world((0.0, -NPC_H / 2 + 2.0))
         body.apply_force_at_world_point((force, 0.0), foot)
         self._unstick(target)
+
+    def _straighten(self) -> None:
+        """A villager on their feet who stays leaning (propped on a crate) stands up straight."""
+        if abs(self.angle) > TILT_LIMIT:
+            self._tilted += 1
+            if self._tilted >= TILT_TICKS:
+                self._tilted = 0
+                self.body.angle = 0.0
+                self.body.angular_velocity = 0.0
+                self.body.position = (self.x, self.y + 4.0)
+        else:
+            self._tilted = 0
 
     def _unstick(self, target: float) -> None:
         """Hop over a small obstacle after pushing against it for a while."""

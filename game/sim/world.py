@@ -42,6 +42,9 @@ PLAYER_ID = 1
 PLAYER_COLOR = (70, 170, 230)
 AMBIENT_RADIUS = 160.0
 PERCEPTION_STRIDE = 4
+MAKE_WAY_DISTANCE = (PLAYER_W + NPC_W) / 2 + 14.0
+"""A villager this close ahead of a walking player steps aside."""
+BLOCKED_SPEED = 60.0
 ERRAND_STRIDE = 6
 SPAWN_JITTER = 0.4
 
@@ -184,6 +187,7 @@ class World:
         self.player.control(intent, tick, self.space, self._prop_by_shape)
         if carried is not None and self.player.carrying is None:
             self._rules.flights.launch(carried, tick)
+        self._make_way(intent.move, tick)
         for villager in self.villagers:
             villager.drive(tick)
         self._log.clear()
@@ -199,6 +203,27 @@ class World:
         self._think(tick, events)
         self.tick = tick
         return events
+
+    def _make_way(self, move: int, tick: int) -> None:
+        """A villager blocking a player who tries to walk on steps aside, then back in.
+
+        Walking into someone still bumps them; it is the player held up against them
+        who gets let past.
+        """
+        px, py = self.player.body.position
+        blocked = abs(self.player.body.velocity.x) < BLOCKED_SPEED
+        for v in self.villagers:
+            ahead = (v.x - px) * move
+            if (
+                move
+                and blocked
+                and 0.0 < ahead < MAKE_WAY_DISTANCE
+                and abs(v.y - py) < PLAYER_H / 2
+                and v.brain.conscious
+            ):
+                v.step_aside(tick)
+            elif v.aside:
+                v.step_back_in(tick, abs(v.x - px) > (PLAYER_W + NPC_W) / 2 + 4.0)
 
     def _think(self, tick: int, events: list[GameEvent]) -> None:
         px, py = self.player.body.position
@@ -268,6 +293,7 @@ class World:
                     v.brain.state.value,
                     v.brain.conscious,
                     v.spec.color,
+                    aside=v.aside,
                 )
             )
         target = player.target.id if player.target is not None else None

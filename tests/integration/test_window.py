@@ -64,19 +64,84 @@ def test_the_first_frame_is_timed_from_launch(
     assert sum("first frame after" in r.getMessage() for r in caplog.records) == 1
 
 
-def test_the_key_that_opens_the_chat_is_not_typed_into_it(
-    window: GameWindow, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    npc_id = window.village.world.npc_ids()[0]
-    monkeypatch.setattr(window, "_nearest_talker", lambda: npc_id)
+def _stand_by(window: GameWindow, spec_id: str) -> int:
+    world = window.village.world
+    v = next(v for v in world.villagers if v.spec.id == spec_id)
+    world.player.body.position = (v.x + 50.0, v.y + 2.0)
+    window._step(world.tick + 1)
+    return v.id
+
+
+def _key(window: GameWindow, key: int, text: str = "") -> None:
+    window._handle_event(pygame.event.Event(pygame.KEYDOWN, key=key, unicode=text))
+    window._handle_event(pygame.event.Event(pygame.KEYUP, key=key))
+
+
+def test_the_key_that_opens_the_chat_is_not_typed_into_it(window: GameWindow) -> None:
+    _stand_by(window, "baker")
     window._handle_event(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_t, unicode="t"))
     for text in ("t", "h", "i"):
         window._handle_event(pygame.event.Event(pygame.TEXTINPUT, text=text))
-    assert window.chat == "hi"
+    assert window.chat.typed == "hi"
     # A "t" typed later, in its own batch, is the player's.
-    window._swallow = ""
+    window.chat.end_batch()
     window._handle_event(pygame.event.Event(pygame.TEXTINPUT, text="t"))
-    assert window.chat == "hit"
+    assert window.chat.typed == "hit"
+
+
+def test_the_chat_box_names_the_villager_and_stays_open_after_enter(
+    window: GameWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    said: list[tuple[int, str]] = []
+    monkeypatch.setattr(
+        window.village.dialogue, "say", lambda tick, npc, me, text: said.append((npc, text)) or text
+    )
+    marta = _stand_by(window, "baker")
+    _key(window, pygame.K_t, "t")
+    window.chat.end_batch()
+    for text in ("Hello", " there"):
+        window._handle_event(pygame.event.Event(pygame.TEXTINPUT, text=text))
+    _key(window, pygame.K_RETURN)
+    hud = window._hud()
+    assert said == [(marta, "Hello there")]
+    assert hud.chat is not None
+    assert (hud.chat.open, hud.chat.target, hud.chat.typed) == (True, "Marta", "")
+    window.run(max_frames=2)
+    rects = window.renderer.hud.rects
+    assert any(r.bottom > window.surface.get_height() - 80 for r in rects)  # the box is drawn
+    _key(window, pygame.K_ESCAPE)
+    assert not window.chat.is_open
+    assert not window.paused  # Esc left the chat; it did not pause the game
+
+
+def test_the_pause_menu_resumes_and_quits(window: GameWindow) -> None:
+    _key(window, pygame.K_ESCAPE)
+    assert window.paused
+    hud = window._hud()
+    assert hud.pause_items == ("Resume", "Quit")
+    assert hud.pause_choice == 0
+    window.run(max_frames=1)
+    resume, quit_item = window.renderer.hud.menu_rects
+    tick = window.village.tick
+    window.run(max_frames=3)
+    assert window.village.tick == tick  # paused: the world does not move
+    window._handle_event(pygame.event.Event(pygame.MOUSEBUTTONDOWN, button=1, pos=resume.center))
+    assert not window.paused
+    _key(window, pygame.K_ESCAPE)
+    _key(window, pygame.K_DOWN)
+    assert window._hud().pause_choice == 1
+    _key(window, pygame.K_RETURN)
+    assert not window.running
+    assert quit_item.top > resume.bottom
+
+
+def test_the_window_is_called_zerostall_and_hints_at_help(window: GameWindow) -> None:
+    assert pygame.display.get_caption()[0] == "Zerostall"
+    hud = window._hud()
+    assert hud.hint == "F1: help"
+    assert hud.hint_alpha == 1.0
+    window.started_at -= 60.0
+    assert window._hud().hint_alpha == 0.0
 
 
 def test_the_hud_names_the_mode_and_reads_ai_figures_at_most_4_times_a_second(

@@ -28,7 +28,7 @@ from game.sim.snapshot import (  # noqa: E402
     WorldSnapshot,
     ZoneView,
 )
-from game.views import BubbleView, HudView, LoadView  # noqa: E402
+from game.views import BubbleView, ChatView, HudView, LoadView  # noqa: E402
 from tests.unit.render.scene import BESS_ID, PLAYER_ID, SCREEN, ShapeKind, WorldFactory  # noqa: E402
 
 
@@ -153,9 +153,11 @@ def full_hud() -> HudView:
         mode="async",
         load=LoadView(0.4, "loading weights", "loading"),
         ai_stats=(("tokens/s", "61"), ("hit rate", "72%")),
-        chat_input="hello",
-        chat_target="Bess",
+        chat=ChatView("Bess", "hello", True),
         toast="Screenshot saved",
+        pause_items=("Resume", "Quit"),
+        hint="F1: help",
+        hint_alpha=0.5,
     )
 
 

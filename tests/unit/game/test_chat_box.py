@@ -1,0 +1,134 @@
+"""The chat box's rules, on a real world and without pygame."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from game.chat_box import NOBODY_NEAR, NOTICE_TICKS, ChatBox
+from game.sim.cast import load_cast
+from game.sim.level import load_level
+from game.sim.npc import NpcState
+from game.sim.player import PlayerIntent
+from game.sim.world import World
+
+STAY = PlayerIntent()
+
+
+class Speech:
+    """Records what the box sends, as the dialogue's ``say`` would take it."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[int, int, str]] = []
+
+    def say(self, tick: int, npc_id: int, player_id: int, text: str) -> str:
+        self.said.append((tick, npc_id, text))
+        return text
+
+
+@pytest.fixture
+def world() -> World:
+    return World(load_level(), load_cast(), seed=4)
+
+
+def villager(world: World, spec_id: str):  # type: ignore[no-untyped-def]
+    return next(v for v in world.villagers if v.spec.id == spec_id)
+
+
+def stand_by(world: World, spec_id: str, dx: float = -50.0) -> int:
+    """Put the player ``dx`` from a villager, and let the world settle a tick."""
+    v = villager(world, spec_id)
+    world.player.body.position = (v.x - dx, v.y + 2.0)
+    world.player.body.velocity = (0.0, 0.0)
+    world.step(STAY)
+    return v.id
+
+
+def test_the_chat_box_module_does_not_import_pygame() -> None:
+    code = "import sys, game.chat_box; sys.exit('pygame' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_opening_with_nobody_near_says_so_and_stays_closed(world: World) -> None:
+    world.player.body.position = (60.0, 120.0)
+    world.step(STAY)
+    box = ChatBox(world, Speech())
+    assert not box.open()
+    assert not box.is_open
+    view = box.view()
+    assert view is not None
+    assert not view.open
+    assert view.notice == NOBODY_NEAR
+
+
+def test_the_chat_stays_with_its_villager_and_open_for_follow_ups(world: World) -> None:
+    marta = stand_by(world, "baker")
+    speech = Speech()
+    box = ChatBox(world, speech)
+    assert box.open(swallow="t")
+    box.type("t")  # the key that opened the box, sent again as text: dropped
+    for ch in "Fresh bread?":
+        box.type(ch)
+    assert box.submit() == "Fresh bread?"
+    view = box.view()
+    assert view is not None
+    assert (view.open, view.target, view.typed, view.sent) == (True, "Marta", "", 1)
+    # Someone else comes nearer than Marta: the conversation stays with her.
+    odo = villager(world, "farmer")
+    odo.body.position = (world.player.body.position.x + 10.0, odo.y + 1.0)
+    world.step(STAY)
+    assert world.nearest_talker() == odo.id
+    box.update()
+    box.type("And cake?")
+    box.submit()
+    assert [npc for _, npc, _ in speech.said] == [marta, marta]
+    assert villager(world, "baker").brain.state is NpcState.TALK
+
+
+def test_walking_out_of_range_closes_the_chat_and_says_so(world: World) -> None:
+    stand_by(world, "baker")
+    box = ChatBox(world, Speech())
+    assert box.open()
+    for _ in range(240):
+        world.step(PlayerIntent(move=1))
+        box.update()
+        if not box.is_open:
+            break
+    assert not box.is_open
+    view = box.view()
+    assert view is not None
+    assert view.notice == "Marta is out of earshot. Chat closed."
+    assert villager(world, "baker").brain.state is not NpcState.TALK
+    for _ in range(NOTICE_TICKS):
+        world.step(STAY)
+    assert box.view() is None
+
+
+def test_escape_closes_quietly_and_empty_lines_are_not_sent(world: World) -> None:
+    stand_by(world, "baker")
+    speech = Speech()
+    box = ChatBox(world, speech)
+    assert box.open()
+    box.type("   ")
+    assert box.submit() == ""
+    box.type("hi")
+    box.backspace()
+    assert box.view().typed == "h"  # type: ignore[union-attr]
+    box.close()
+    assert speech.said == []
+    assert box.view() is None
+    assert villager(world, "baker").brain.state is not NpcState.TALK
+
+
+def test_a_villager_knocked_down_ends_the_chat(world: World) -> None:
+    stand_by(world, "baker")
+    box = ChatBox(world, Speech())
+    assert box.open()
+    villager(world, "baker").body.angular_velocity = 25.0
+    for _ in range(60):
+        world.step(STAY)
+        box.update()
+    assert not box.is_open
+    assert "can't talk" in box.view().notice  # type: ignore[union-attr]
