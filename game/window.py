@@ -51,8 +51,6 @@ class GameWindow:
         self.launched_at = launched_at
         self.config = config
         self.now = clock
-        # The X11 window class (what a task bar groups by) is read when the window opens.
-        os.environ.setdefault("SDL_VIDEO_X11_WMCLASS", TITLE)
         flags = pygame.RESIZABLE | (pygame.FULLSCREEN if config.window.fullscreen else 0)
         size = (config.window.width, config.window.height)
         # The dummy driver (tests, CI) has no renderer to sync with.

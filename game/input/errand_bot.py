@@ -10,7 +10,7 @@ so the plan reads top to bottom like the instructions one would give a new playe
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 
 from game.sim.player import DROP_GAP, PLAYER_H, PLAYER_W, PlayerIntent
@@ -28,6 +28,8 @@ ERRAND_BUDGET = 3600
 COLUMN_SLACK = 10.0
 CREEP = 16.0
 """Within this distance the bot taps the keys instead of holding them."""
+SIDE_CLEARANCE = PLAYER_W / 2 + 20.0 + 6.0
+"""A crate closer than this to where the player would stand puts that side out of use."""
 HAND_OVER = 72.0
 """How close to the giver the bot stops before setting a fetched prop down."""
 
@@ -213,7 +215,9 @@ class ErrandRunner:
         levels = len(built)
         reach = PLAYER_W / 2 + carried.w / 2 + DROP_GAP
         side = self._free_side(column, reach, built)
-        yield from self._face_and_stand(column + side * reach, -side)
+        # Crates get nudged about: if the spot is not reached soon, look again.
+        if not (yield from self._face_and_stand(column + side * reach, -side, patience=150)):
+            return
         # The crate leaves from carrying height; jump until it clears the column's top.
         top = self.map.stack_ground + levels * carried.h
         need = top + 6.0 - (PLAYER_H + carried.h / 2 + 6.0 - carried.h / 2)
@@ -251,9 +255,14 @@ class ErrandRunner:
             yield PlayerIntent(cycle=1)
             yield IDLE
 
-    def _face_and_stand(self, x: float, facing: int) -> Script:
-        """Arrive at ``x`` facing ``facing``, coming from the far side if need be."""
-        for _ in range(900):
+    def _face_and_stand(
+        self, x: float, facing: int, patience: int = 900
+    ) -> Generator[PlayerIntent, None, bool]:
+        """Arrive at ``x`` facing ``facing``, coming from the far side if need be.
+
+        Returns whether it got there within ``patience`` steps.
+        """
+        for _ in range(patience):
             me = self._me()
             ahead = (x - me.x) * facing
             if me.facing != facing:
@@ -264,12 +273,13 @@ class ErrandRunner:
                     yield PlayerIntent(move=facing)
                 continue
             if abs(x - me.x) <= 6.0 and abs(self._vx) < 12.0:
-                return
+                return True
             if ahead < -6.0:
                 # Slid past the spot: walk back out and come in again.
                 yield from self._arrive(x - facing * 40.0)
                 continue
             yield from self._step_toward(x, 5.0)
+        return False
 
     def _approach(self, actor_id: int) -> Script:
         for _ in range(900):
@@ -433,7 +443,7 @@ class ErrandRunner:
         def free(side: int) -> bool:
             spot = column + side * reach
             return not any(
-                p.id not in built and not p.held and abs(p.x - spot) < 30.0 and p.y < 90.0
+                p.id not in built and not p.held and abs(p.x - spot) < SIDE_CLEARANCE and p.y < 90.0
                 for p in self._snap().props
             )
 

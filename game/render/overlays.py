@@ -85,21 +85,19 @@ def layout_tags(
     """Place name tags (name, centre x, bottom y) so that no two overlap.
 
     A tag that would touch one already placed first rises above it (up to two rows); if
-    that still collides it shortens to an initial and tries again. Left to right, so the
-    same crowd gives the same layout every frame.
+    that still collides it shortens to its initials and rises as far as it must. Left to
+    right, so the same crowd gives the same layout every frame.
     """
     rects: list[pygame.Rect] = []
     order = sorted(range(len(wanted)), key=lambda i: (wanted[i][1], i))
     out: dict[int, PlacedTag] = {}
     for i in order:
         name, cx, bottom = wanted[i]
-        tag = _place(name, cx, bottom, rects, measure)
+        tag = _place(name, cx, bottom, rects, measure, rises=2)
         if tag is None:
-            tag = _place(_initials(name), cx, bottom, rects, measure)
-        if tag is None:
-            w, h = measure(_initials(name))
-            tag = PlacedTag(_initials(name), pygame.Rect(0, 0, w, h))
-            tag.rect.midbottom = (round(cx), round(bottom))
+            short = _initials(name)
+            tag = _place(short, cx, bottom, rects, measure, rises=len(rects) + 1)
+        assert tag is not None  # each rise clears one placed tag, so this always fits
         rects.append(tag.rect)
         out[i] = tag
     return [out[i] for i in range(len(wanted))]
@@ -111,11 +109,12 @@ def _place(
     bottom: float,
     taken: Sequence[pygame.Rect],
     measure: Callable[[str], tuple[int, int]],
+    rises: int,
 ) -> PlacedTag | None:
     w, h = measure(name)
     rect = pygame.Rect(0, 0, w, h)
     rect.midbottom = (round(cx), round(bottom))
-    for _ in range(3):
+    for _ in range(rises + 1):
         hit = rect.inflate(2 * TAG_GAP, 2 * TAG_GAP).collidelist(list(taken))
         if hit < 0:
             return PlacedTag(name, rect)

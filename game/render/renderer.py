@@ -180,8 +180,6 @@ class Renderer:
             surface.blit(self.tags.get(tag.text), tag.rect)
             keep_clear.append(tag.rect)
             anchors[actor_id] = (sx, tag.rect.top - 2)
-        if curr.aim is not None:
-            draw_aim(surface, curr.aim, camera.world_to_screen)
         if curr.grab_target is not None and target is not None:
             draw_highlight(surface, *target, self._time, self.text)
         for cheer in hud.cheers:
@@ -194,6 +192,9 @@ class Renderer:
             surface, on_screen, anchors, self._time, obstacles=keep_clear
         )
         self._draw_markers(surface, markers)
+        # The throw's path goes over the bubbles: it is what the player is aiming with.
+        if curr.aim is not None:
+            draw_aim(surface, curr.aim, camera.world_to_screen)
         hud_started = _time.perf_counter()
         self.hud.draw(surface, hud, curr, self._time)
         done = _time.perf_counter()

@@ -49,5 +49,8 @@ FOOTING_FILTER = pymunk.ShapeFilter(mask=STATIC | NET | PROP | NPC)
 GRAB_FILTER = pymunk.ShapeFilter(mask=PROP)
 """What the player can pick up."""
 
+STACK_FILTER = pymunk.ShapeFilter(mask=PROP)
+"""What a prop being set down can be squared up on."""
+
 NPC_QUERY_FILTER = pymunk.ShapeFilter(mask=NPC)
 """Villager bodies only."""

@@ -17,6 +17,7 @@ from game.sim.categories import (
     PLAYER_FILTER,
     PLAYER_GHOST_FILTER,
     PROP_FILTER,
+    STACK_FILTER,
     CollisionType,
 )
 from game.sim.props import Prop
@@ -44,6 +45,8 @@ AIM_MAX = 1.45
 AIM_STEP = 0.035
 """Radians per tick the aim turns while up or down is held."""
 DROP_GAP = 3.0
+SQUARE_TILT = 0.2
+"""A box tilted less than this (radians off square) gets another set squarely on top."""
 JUMP_COOLDOWN = 12
 HELD_SLACK = 160.0
 """A carried prop further than this from the hold point (snagged on a wall) is dropped."""
@@ -257,7 +260,7 @@ class Player:
             return
         body = prop.body
         was = body.position
-        body.position = self.drop_point(prop)
+        body.position = self._square_up(space, prop, self.drop_point(prop))
         prop.shape.cache_bb()
         blocked = any(
             not hit.shape.sensor and hit.shape is not self.shape
@@ -286,6 +289,23 @@ class Player:
         prop.body.velocity = velocity
         self.released.append(prop)
         logger.debug("player released prop %d", prop.id)
+
+    @staticmethod
+    def _square_up(space: pymunk.Space, prop: Prop, at: tuple[float, float]) -> tuple[float, float]:
+        """Line a box up with a box it is being set down on, so stacking does what it means."""
+        if prop.kind.shape != "box":
+            return at
+        x, y = at
+        half = prop.kind.w / 2
+        hit = space.segment_query_first((x, y), (x, y - 400.0), half * 0.8, STACK_FILTER)
+        below = hit.shape.body if hit is not None and hit.shape is not None else None
+        if below is None or below.body_type != pymunk.Body.DYNAMIC:
+            return at
+        quarter = math.pi / 2
+        tilt = below.angle % quarter
+        if min(tilt, quarter - tilt) > SQUARE_TILT or abs(below.position.x - x) > half:
+            return at
+        return (below.position.x, y)
 
     def _carry(self, tick: int) -> None:
         prop = self.carrying

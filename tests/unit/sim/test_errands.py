@@ -87,3 +87,57 @@ def test_restack_opens_when_the_stack_falls_and_completes_when_rebuilt(
     assert done
     assert done[0].errand_id == "restack"
     assert stack.standing
+
+
+def test_an_apple_put_down_over_the_basket_goes_in_and_the_player_stays_on_top(
+    level: Level, cast: Cast
+) -> None:
+    world = World(level, cast, seed=2)
+    basket = level.zone("basket")
+    cx = basket.x + basket.w / 2
+    apple = next(p for p in world.props if p.kind.name == "apple")
+    # The player stands right over the basket's mouth, facing left, and picks an apple up.
+    world.player.body.position = (cx + 10.0, 40.0)
+    apple.body.position = (cx + 10.0, 80.0)
+    world.step(PlayerIntent(move=-1))
+    world.step(PlayerIntent(grab=True))
+    assert world.player.carrying is apple
+    run(world, 30)
+    assert abs(world.player.body.position.x - cx) < basket.w / 2
+    assert world.player.body.position.y > 25.0  # standing on the net, not wedged in the mouth
+    world.step(PlayerIntent(grab=True))
+    run(world, 90)
+    assert apple.body.position.y < 0.0  # down in the basket
+    errand = world.errands.get("apples")
+    assert errand is not None
+    assert errand.progress == 1
+    assert world.player.body.position.y > 25.0
+
+
+def test_the_crate_stack_reads_standing_until_it_falls(level: Level, cast: Cast) -> None:
+    world = World(level, cast, seed=3)
+    run(world, 60)
+    (view,) = [e for e in world.snapshot().errands if e.id == "restack"]
+    assert not view.open
+    assert view.progress == 0
+
+
+def test_a_leaning_heap_of_crates_in_the_zone_is_not_a_rebuilt_stack(
+    level: Level, cast: Cast
+) -> None:
+    world = World(level, cast, seed=7)
+    stack = world.stacks[0]
+    restack = world.errands.get("restack")
+    assert restack is not None
+    # Knock it over, then lean all four in the zone without stacking them square.
+    top = max(stack.props, key=lambda p: p.body.position.y)
+    top.body.position = (top.body.position.x + 200.0, 200.0)
+    run(world, 30)
+    assert restack.open
+    zone = level.zone("stack_zone")
+    for i, crate in enumerate(stack.props):
+        crate.body.position = (zone.x + 20.0 + 14.0 * i, zone.y + 21.0 + 41.0 * i)
+        crate.body.angle = 0.5
+        crate.body.velocity = (0.0, 0.0)
+    run(world, 120)
+    assert not restack.done

@@ -6,6 +6,7 @@ from game.sim.cast import Cast
 from game.sim.events import NpcGotUp, NpcKnockedDown, PlayerBumpedNpc, PropHitNpc, PropLandedNear
 from game.sim.level import Level
 from game.sim.player import PlayerIntent
+from game.sim.villager import RIGHTING_TIMEOUT
 from game.sim.world import World
 
 STILL = PlayerIntent()
@@ -102,3 +103,28 @@ def test_thrown_prop_near_a_villager_hits_or_lands_near(level: Level, cast: Cast
     first = seen[0]
     if isinstance(first, PropHitNpc):
         assert first.thrown_by_player
+
+
+def test_every_knocked_down_villager_gets_up_within_a_bounded_time(
+    level: Level, cast: Cast
+) -> None:
+    world = World(level, cast, seed=5)
+    for i, villager in enumerate(world.villagers):
+        villager.body.angular_velocity = 18.0 + 3.0 * i
+        villager.body.velocity = (150.0 * (-1) ** i, 300.0)
+    down: dict[int, int] = {}
+    up: dict[int, int] = {}
+    for _ in range(600):
+        for e in world.step(STILL):
+            if isinstance(e, NpcKnockedDown):
+                down.setdefault(e.npc_id, e.tick)
+            elif isinstance(e, NpcGotUp) and e.npc_id in down:
+                up.setdefault(e.npc_id, e.tick)
+    assert down, "nobody was knocked down"
+    bound = world._tuning.down_ticks + RIGHTING_TIMEOUT + 30
+    for npc_id, tick in down.items():
+        assert npc_id in up, f"villager {npc_id} never got up"
+        assert up[npc_id] - tick <= bound
+    for villager in world.villagers:
+        assert abs(villager.angle) < 0.3, (villager.spec.name, villager.angle)
+        assert villager.brain.conscious

@@ -1,0 +1,203 @@
+"""Screenshots of the game-feel features, taken through the real window, into ``docs/``.
+
+Run under a display (``xvfb-run`` on a headless machine); the AI is off, so every line is
+a template line and the pictures are the same from run to run:
+
+    xvfb-run -s "-screen 0 1280x720x24" .venv/bin/python tools/feel_shots.py
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import pygame  # noqa: E402
+
+from game.app import build_village  # noqa: E402
+from game.config import CONFIG_DIR, load_settings  # noqa: E402
+from game.sim.player import PlayerIntent  # noqa: E402
+from game.sim.world import World  # noqa: E402
+from game.window import GameWindow  # noqa: E402
+
+DOCS = ROOT / "docs"
+STAY = PlayerIntent()
+
+
+def _window() -> GameWindow:
+    settings = load_settings(CONFIG_DIR, ('game.dialogue.ai_mode="off"',))
+    village = build_village(settings)
+    pygame.display.init()
+    pygame.font.init()
+    return GameWindow(village, settings.game)
+
+
+def _step(window: GameWindow, intent: PlayerIntent = STAY, ticks: int = 1) -> None:
+    for _ in range(ticks):
+        window.village.step(intent)
+        window.prev, window.curr = window.curr, window.village.world.snapshot()
+        window.chat.update()
+        window._cheer_finished_errands()
+
+
+def _villager(world: World, spec_id: str):  # type: ignore[no-untyped-def]
+    return next(v for v in world.villagers if v.spec.id == spec_id)
+
+
+def _put_player(window: GameWindow, x: float, y: float = 40.0) -> None:
+    world = window.village.world
+    world.player.body.position = (x, y)
+    world.player.body.velocity = (0.0, 0.0)
+    _step(window)
+    window.renderer.camera.snap_to(x, y + 140.0)
+
+
+def _shoot(window: GameWindow, name: str, frames: int = 20) -> Path:
+    path = DOCS / name
+    window.run(max_frames=frames, screenshot_path=path)
+    print(f"wrote {path}")
+    return path
+
+
+def grab(window: GameWindow) -> None:
+    """The start: the F1 hint, the highlighted apple under the shelf, the stack 'standing'."""
+    _put_player(window, 1700.0)
+    _step(window, PlayerIntent(move=-1), 2)
+    _step(window, STAY, 20)
+    _shoot(window, "feel-grab.png")
+
+
+def throw(window: GameWindow) -> None:
+    """Charging a throw at the ball on the market hall roof, with the arc shown."""
+    world = window.village.world
+    apple = next(p for p in world.props if p.kind.name == "apple")
+    _put_player(window, 2120.0)
+    apple.body.position = (2120.0, 80.0)
+    _step(window, PlayerIntent(move=1), 2)
+    _step(window, PlayerIntent(grab=True))
+    _step(window, STAY, 20)
+    _step(window, PlayerIntent(throw=True, aim=0.8), 40)
+    window.started_at -= 60.0  # the start hint has faded by now
+    window.controls.throw = True  # keep charging while the frames draw
+    window.controls.mouse_aim = 0.8
+    _shoot(window, "feel-throw.png", frames=6)
+    window.controls.release_all()
+
+
+def basket(window: GameWindow) -> None:
+    """Carrying an apple over the basket: the dotted line shows where it will drop."""
+    world = window.village.world
+    zone = world.level.zone("basket")
+    cx = zone.x + zone.w / 2
+    apple = next(p for p in world.props if p.kind.name == "apple" and p.body.position.y > 0)
+    _put_player(window, cx + 22.0)
+    apple.body.position = (cx + 22.0, 80.0)
+    _step(window, PlayerIntent(move=-1))
+    _step(window, PlayerIntent(grab=True))
+    _step(window, STAY, 30)
+    _shoot(window, "feel-basket.png")
+
+
+def chat(window: GameWindow) -> None:
+    """A conversation that stays open for the next line, naming whom you talk to."""
+    marta = _villager(window.village.world, "baker")
+    _put_player(window, marta.x + 60.0)
+    _step(window, STAY, 10)
+    assert window.chat.open()
+    for text in "Is the oven hot yet?":
+        window.chat.type(text)
+    window.chat.submit()
+    _step(window, STAY, 30)
+    for text in "And the apples":
+        window.chat.type(text)
+    _shoot(window, "feel-chat.png")
+    # Walk off: the box says she is out of earshot.
+    _step(window, PlayerIntent(move=1), 80)
+    window.renderer.camera.snap_to(window.village.world.player.body.position.x, 180.0)
+    _shoot(window, "feel-chat-closed.png")
+
+
+def pause(window: GameWindow) -> None:
+    """Esc: the pause menu offers Resume and Quit."""
+    window._pause(True)
+    _shoot(window, "feel-pause.png", frames=4)
+    window._pause(False)
+
+
+def cheer(window: GameWindow) -> None:
+    """The last apple goes in: a banner, confetti at the baker, and her thanks."""
+    world = window.village.world
+    zone = world.level.zone("basket")
+    cx = zone.x + zone.w / 2
+    marta = _villager(world, "baker")
+    marta.body.position = (cx - 70.0, marta.y + 1.0)
+    _put_player(window, cx + 90.0)
+    apples = [p for p in world.props if p.kind.name == "apple"][:5]
+    for i, apple in enumerate(apples):
+        apple.body.position = (cx - 6.0 + 12.0 * (i % 2), zone.y + 10.0 + 15.0 * i)
+        apple.body.velocity = (0.0, 0.0)
+    for _ in range(200):
+        _step(window)
+        if window.cheers:
+            break
+    _step(window, STAY, 30)
+    _shoot(window, "feel-cheer.png", frames=8)
+
+
+def bubbles(window: GameWindow) -> None:
+    """A cluster of villagers all talking: two bubbles per area, tags apart, a marker for
+    a speaker off screen."""
+    world = window.village.world
+    board = window.village.dialogue.board
+    x0 = 1835.0
+    _put_player(window, x0 - 200.0)
+    lines = {
+        "baker": "Fresh loaves, still warm from the oven!",
+        "farmer": "Rain by evening, mark my words.",
+        "child": "Did you see the ball on the roof?",
+        "merchant": "Fine cloth, fair prices, ask anyone.",
+    }
+    for i, spec_id in enumerate(lines):
+        v = _villager(world, spec_id)
+        v.body.position = (x0 + 22.0 * i, v.y + 1.0)
+        v.body.velocity = (0.0, 0.0)
+    _step(window, STAY, 2)
+    for i, (spec_id, text) in enumerate(lines.items()):
+        board.show(_villager(world, spec_id).id, text, world.tick + i, 600, "line")
+        _step(window, STAY, 2)
+        window.run(max_frames=2)
+    guard = _villager(world, "guard")
+    board.show(guard.id, "Halt! Who goes there?", world.tick, 600, "line")
+    _step(window, STAY, 2)
+    _shoot(window, "feel-bubbles.png", frames=45)
+
+
+SCENES: tuple[Callable[[GameWindow], None], ...] = (
+    grab,
+    throw,
+    basket,
+    chat,
+    pause,
+    cheer,
+    bubbles,
+)
+
+
+def main() -> int:
+    """Take every scene in a fresh village of its own."""
+    for scene in SCENES:
+        window = _window()
+        try:
+            scene(window)
+        finally:
+            window.village.close()
+            pygame.quit()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
