@@ -179,6 +179,11 @@ class Player:
         self.aim += AIM_STEP * max(-1, min(1, intent.tilt))
         self.aim = max(AIM_MIN, min(AIM_MAX, self.aim))
 
+    @property
+    def slipping_past(self) -> bool:
+        """Whether the player is passing through villagers just now (see ``touched_npc``)."""
+        return self.shape.filter == PLAYER_GHOST_FILTER
+
     def touched_npc(self, tick: int) -> None:
         """Note a first contact with a villager; keep pushing and the player slips past."""
         if tick >= self._ghost_until:

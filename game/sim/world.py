@@ -211,7 +211,7 @@ class World:
         who gets let past.
         """
         px, py = self.player.body.position
-        blocked = abs(self.player.body.velocity.x) < BLOCKED_SPEED
+        blocked = abs(self.player.body.velocity.x) < BLOCKED_SPEED or self.player.slipping_past
         for v in self.villagers:
             ahead = (v.x - px) * move
             if (

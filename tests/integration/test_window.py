@@ -135,13 +135,24 @@ def test_the_pause_menu_resumes_and_quits(window: GameWindow) -> None:
     assert quit_item.top > resume.bottom
 
 
-def test_the_window_is_called_zerostall_and_hints_at_help(window: GameWindow) -> None:
-    assert pygame.display.get_caption()[0] == "Zerostall"
-    hud = window._hud()
-    assert hud.hint == "F1: help"
-    assert hud.hint_alpha == 1.0
-    window.started_at -= 60.0
-    assert window._hud().hint_alpha == 0.0
+def test_the_window_is_called_zerostall_and_hints_at_help_for_a_while() -> None:
+    settings = load_settings(CONFIG_DIR, ('game.dialogue.ai_mode="off"',))
+    village = build_village(settings)
+    pygame.display.init()
+    pygame.font.init()
+    now = [100.0]
+    try:
+        window = GameWindow(village, settings.game, clock=lambda: now[0])
+        assert pygame.display.get_caption()[0] == "Zerostall"
+        hud = window._hud()
+        assert (hud.hint, hud.hint_alpha) == ("F1: help", 1.0)
+        now[0] += 9.0  # the window's own clock: halfway through the fade
+        assert window._hud().hint_alpha == pytest.approx(0.5)
+        now[0] += 5.0
+        assert window._hud().hint_alpha == 0.0
+    finally:
+        village.close()
+        pygame.quit()
 
 
 def test_the_hud_names_the_mode_and_reads_ai_figures_at_most_4_times_a_second(

@@ -177,3 +177,19 @@ def test_ground_below_zero_is_shown_with_earth_beneath(screen: pygame.Surface) -
     assert ground_y < SCREEN[1] - 100  # earth visible below the lowest ground
     _, feet_y = renderer.camera.world_to_screen(1500, 12 - 30)
     assert 0 < feet_y < SCREEN[1]
+
+
+def test_bubbles_keep_off_the_sign_boards(
+    level: LevelView, make_world: WorldFactory, screen: pygame.Surface
+) -> None:
+    hud = HudView(fps=60, tick_ms=1.0, mode="")
+    renderer = Renderer(level)
+    for x in range(300, 3800, 150):
+        world = make_world(player_x=float(x))
+        lines = [BubbleView(a.id, "A long line that needs room to sit.", 1.0) for a in world.actors]
+        for _ in range(3):
+            renderer.draw(screen, world, world, 1.0, lines, hud, 1 / 60)
+        signs = renderer._visible_signs(*screen.get_size())
+        for rect in renderer.last_bubble_rects:
+            assert rect.collidelist(signs) < 0, (x, rect, signs)
+    assert renderer._signs  # the level's sign boards were found

@@ -128,3 +128,22 @@ def test_every_knocked_down_villager_gets_up_within_a_bounded_time(
     for villager in world.villagers:
         assert abs(villager.angle) < 0.3, (villager.spec.name, villager.angle)
         assert villager.brain.conscious
+
+
+def test_a_villager_in_the_way_steps_aside_and_the_player_gets_past(
+    level: Level, cast: Cast
+) -> None:
+    world = World(level, cast, seed=2)
+    marta = next(v for v in world.villagers if v.spec.id == "baker")
+    world.player.body.position = (marta.x - 60.0, marta.y + 2.0)
+    start = marta.x
+    stepped_aside = False
+    for _ in range(150):
+        world.step(PlayerIntent(move=1))
+        view = next(a for a in world.snapshot().actors if a.id == marta.id)
+        stepped_aside = stepped_aside or view.aside
+    assert stepped_aside
+    assert world.player.body.position.x > start + 60.0
+    for _ in range(120):
+        world.step(STILL)
+    assert not marta.aside  # back in the street once the player is clear
