@@ -323,7 +323,7 @@ class Hud:
         panel.blit(line, line.get_rect(midtop=(width // 2, 14 + head.get_height())))
         panel.set_alpha(round(255 * alpha))
         drop = round(20 * max(0.0, 1.0 - t * 8.0))
-        rect = panel.get_rect(midtop=(surface.get_width() // 2, 64 - drop))
+        rect = panel.get_rect(midtop=(surface.get_width() // 2, 100 - drop))
         self.rects.append(surface.blit(panel, rect))
 
     def _draw_toast(self, surface: pygame.Surface, toast: str, bottom: int) -> None:
