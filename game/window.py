@@ -15,6 +15,7 @@ import pygame
 from game.chat_box import ChatBox
 from game.config import GameConfig
 from game.input.controls import Controls
+from game.input.keys import Action, pressed
 from game.loop import FixedStepLoop
 from game.pause_menu import PauseMenu
 from game.render.renderer import Renderer, screenshot
@@ -200,20 +201,20 @@ class GameWindow:
                     self._menu_pick(i)
 
     def _key(self, key: int, typed: str = "") -> None:
-        if key == pygame.K_ESCAPE:
+        if pressed(key, Action.PAUSE):
             self._pause(True)
-        elif key == pygame.K_F1:
+        elif pressed(key, Action.HELP):
             self.show_help = not self.show_help
-        elif key == pygame.K_F3:
+        elif pressed(key, Action.STATS):
             self.show_graph = not self.show_graph
             self._stats_at = -_STATS_REFRESH_S  # fresh figures the moment the panel opens
-        elif key == pygame.K_F5:
+        elif pressed(key, Action.AI_MODE):
             self._say(f"AI mode: {self.village.ai.toggle_mode()}")
-        elif key == pygame.K_F12:
+        elif pressed(key, Action.SCREENSHOT):
             path = Path(f"zerostall-{int(time.time())}.png")
             screenshot(self.surface, path)
             self._say(f"Saved {path}")
-        elif key in (pygame.K_t, pygame.K_RETURN):
+        elif pressed(key, Action.TALK):
             # SDL also sends the key that opened the chat as typed text ("t").
             if self.chat.open(swallow=typed):
                 self.controls.release_all()
@@ -223,15 +224,15 @@ class GameWindow:
             self.controls.key_down(key)
 
     def _menu_key(self, key: int) -> None:
-        if key == pygame.K_ESCAPE:
+        if pressed(key, Action.PAUSE):
             self._pause(False)
-        elif key in (pygame.K_UP, pygame.K_w):
+        elif pressed(key, Action.MENU_UP):
             self.menu.move(-1)
-        elif key in (pygame.K_DOWN, pygame.K_s):
+        elif pressed(key, Action.MENU_DOWN):
             self.menu.move(1)
-        elif key in (pygame.K_RETURN, pygame.K_KP_ENTER, pygame.K_SPACE):
+        elif pressed(key, Action.CONFIRM):
             self._menu_pick(None)
-        elif key == pygame.K_F1:
+        elif pressed(key, Action.HELP):
             self.show_help = not self.show_help
 
     def _menu_pick(self, index: int | None) -> None:
@@ -247,15 +248,15 @@ class GameWindow:
         self.loop.reset()
 
     def _chat_key(self, key: int) -> None:
-        if key in (pygame.K_LEFT, pygame.K_RIGHT):
+        if key in (pygame.K_LEFT, pygame.K_RIGHT):  # not A / D: those letters are typed
             # The arrows still walk while chatting (letters are for typing), so the
             # player can walk away mid-conversation.
             self.controls.key_down(key)
-        elif key == pygame.K_ESCAPE:
+        elif pressed(key, Action.PAUSE):
             self.chat.close()
-        elif key in (pygame.K_RETURN, pygame.K_KP_ENTER):
+        elif pressed(key, Action.SEND):
             self.chat.submit()
-        elif key == pygame.K_BACKSPACE:
+        elif pressed(key, Action.ERASE):
             self.chat.backspace()
         if not self.chat.is_open:
             pygame.key.stop_text_input()

@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pygame
-
+from game.input.keys import KEYS, Action
 from game.sim.player import PlayerIntent
 
-_LEFT = (pygame.K_a, pygame.K_LEFT)
-_RIGHT = (pygame.K_d, pygame.K_RIGHT)
-_JUMP = (pygame.K_w, pygame.K_UP, pygame.K_SPACE)
-_GRAB = (pygame.K_e,)
-_THROW = (pygame.K_f,)
-_CYCLE = (pygame.K_q,)
-_AIM_UP = (pygame.K_UP,)
-_AIM_DOWN = (pygame.K_DOWN,)
+_LEFT = KEYS[Action.LEFT]
+_RIGHT = KEYS[Action.RIGHT]
+_JUMP = KEYS[Action.JUMP]
+_GRAB = KEYS[Action.GRAB]
+_THROW = KEYS[Action.THROW]
+_CYCLE = KEYS[Action.CYCLE]
+_AIM_UP = KEYS[Action.AIM_UP]
+_AIM_DOWN = KEYS[Action.AIM_DOWN]
 
 
 @dataclass(slots=True)

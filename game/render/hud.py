@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import pygame
 
+from game.input.keys import HELP_LINES
 from game.render.palette import (
     HUD_BAD,
     HUD_DIM,
@@ -54,21 +55,6 @@ MODE_LABELS: dict[str, tuple[str, str, Rgb]] = {
 def mode_label(mode: str) -> tuple[str, str, Rgb]:
     """The label, hint and colour the HUD shows for an AI ``mode``."""
     return MODE_LABELS.get(mode, (f"AI: {mode}", "", HUD_TEXT))
-
-
-HELP_LINES: tuple[tuple[str, str], ...] = (
-    ("A / D  or  ← / →", "move"),
-    ("W / Space / ↑", "jump"),
-    ("E", "grab the highlighted prop / put down"),
-    ("Q  or  mouse wheel", "highlight the next prop"),
-    ("hold F", "charge a throw; aim with ↑ / ↓ or the mouse"),
-    ("T  or  Enter", "talk (Esc leaves the chat)"),
-    ("F1", "this help"),
-    ("F3", "frame graph and AI stats"),
-    ("F5", "AI mode: sync / async"),
-    ("Esc", "pause"),
-    ("F12", "screenshot"),
-)
 
 
 class Hud:
