@@ -37,10 +37,11 @@ from ai.fallback import FallbackSource
 from ai.hygiene import clean_line, find_blocked, is_garbage, sanitize_player_text
 from ai.llama_backend import LlamaBackend
 from ai.metrics import AiMetrics, Percentiles
-from ai.requests import Exchange, Handle, LineRequest, Priority, PromptSpec
+from ai.requests import CandidatePlan, Exchange, Handle, LineRequest, Priority, PromptSpec
 from ai.router import Router, build_router
 from ai.runtime import AiRuntime
 from ai.scripted_backend import ScriptedBackend, ScriptedError, ScriptedHang
+from ai.selection import LineCriteria, Verdict
 from ai.tiers import TierStats
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "AiRuntime",
     "Backend",
     "BreakerConfig",
+    "CandidatePlan",
     "Exchange",
     "FallbackSource",
     "FallbackUsed",
@@ -59,6 +61,7 @@ __all__ = [
     "Handle",
     "HygieneConfig",
     "LineCompleted",
+    "LineCriteria",
     "LineFailed",
     "LineRequest",
     "LlamaBackend",
@@ -84,6 +87,7 @@ __all__ = [
     "ScriptedHang",
     "TierStats",
     "TokenStreamed",
+    "Verdict",
     "build_router",
     "clean_line",
     "find_blocked",

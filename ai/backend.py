@@ -78,7 +78,17 @@ class Backend(Protocol):
     def generate(
         self, prompt: PromptSpec, params: GenerationParams, should_stop: StopCheck
     ) -> Iterator[str]:
-        """Yield text pieces; stop soon after ``should_stop()`` turns true."""
+        """Yield text pieces; stop soon after ``should_stop()`` turns true.
+
+        A completion-format backend starts the first piece with ``prompt.opener``.
+        """
+        ...
+
+    def contrast(self, prompt: PromptSpec, neutral: PromptSpec, continuation: str) -> float | None:
+        """How much likelier ``continuation`` is after ``prompt`` than after ``neutral``.
+
+        Mean log-likelihood lift per token; None where the backend cannot tell.
+        """
         ...
 
     def close(self) -> None:

@@ -70,8 +70,11 @@ class GenerationConfig:
     seed: int = -1
     stop: tuple[str, ...] = ('"', "\n")
     chat_stop: tuple[str, ...] = ("\n",)
+    candidates: int = 3
+    contrast: bool = True
 
     def __post_init__(self) -> None:
+        _require(1 <= self.candidates <= 8, "generation.candidates must be in 1..8")
         _require(1 <= self.max_tokens <= 4096, "generation.max_tokens must be in 1..4096")
         _require(0.0 <= self.temperature <= 5.0, "generation.temperature must be in 0..5")
         _require(0.0 < self.top_p <= 1.0, "generation.top_p must be in (0, 1]")

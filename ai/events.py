@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from ai.requests import Handle, LineRequest
+from ai.selection import Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class LineCompleted:
     """The finished, cleaned line; the only event game logic should act on.
 
     ``tier`` names the tier that wrote it ("" from a lone runtime, set by the router).
+    ``candidates`` holds every candidate judged for a request with a candidate plan.
     """
 
     handle: Handle
@@ -69,6 +71,7 @@ class LineCompleted:
     text: str
     stats: RequestStats
     tier: str = ""
+    candidates: tuple[Verdict, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,7 @@ class LineFailed:
     handle: Handle
     request: LineRequest
     reason: str
+    candidates: tuple[Verdict, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

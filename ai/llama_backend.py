@@ -24,6 +24,7 @@ from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopC
 from ai.config import AiConfig
 from ai.prompt import build_chat_messages, build_completion_prompt
 from ai.requests import PromptSpec
+from ai.scoring import TokenScorer
 
 if TYPE_CHECKING:
     from ai.token_loop import TokenLoop
@@ -42,6 +43,7 @@ class LlamaBackend:
         self._loop: TokenLoop | None = None
         self._use_chat = False
         self._model_path: Path | None = None
+        self._token_scorer: TokenScorer | None = None
         # llama-cpp-python reuses one sampler seed per instance unless told
         # otherwise, so draw a fresh one per call (reproducible if seeded).
         seed = config.generation.seed
@@ -111,7 +113,37 @@ class LlamaBackend:
         if self._use_chat:
             yield from self._generate_chat(prompt, player_text, params, should_stop)
         else:
-            yield from self._generate_completion(prompt, player_text, params, should_stop)
+            pieces = self._generate_completion(prompt, player_text, params, should_stop)
+            yield from with_opener(prompt.opener, pieces)
+
+    def contrast(self, prompt: PromptSpec, neutral: PromptSpec, continuation: str) -> float | None:
+        """Mean log-likelihood lift per token of ``continuation`` under ``prompt`` over ``neutral``.
+
+        Positive when the situation in ``prompt`` makes the line more likely than the
+        neutral prompt does. None for chat-format models, or if it cannot be measured.
+        """
+        if self._llm is None:
+            raise RuntimeError("contrast() called before load()")
+        if self._use_chat or not continuation.strip():
+            return None
+        try:
+            situated = self._scorer().mean_logprob(
+                build_completion_prompt(prompt, prompt.player_text), continuation
+            )
+            plain = self._scorer().mean_logprob(
+                build_completion_prompt(neutral, neutral.player_text), continuation
+            )
+        except (RuntimeError, ValueError) as exc:
+            logger.warning("contrastive score failed: %r", exc)
+            return None
+        if situated is None or plain is None:
+            return None
+        return situated - plain
+
+    def _scorer(self) -> TokenScorer:
+        if self._token_scorer is None:
+            self._token_scorer = TokenScorer(self._llm)
+        return self._token_scorer
 
     def _seed(self, params: GenerationParams) -> int:
         return params.seed if params.seed is not None else self._rng.randrange(2**31)
@@ -173,8 +205,28 @@ class LlamaBackend:
         """Free the native model and context."""
         llm, self._llm = self._llm, None
         self._loop = None
+        self._token_scorer = None
         if llm is not None:
             llm.close()
+
+
+def with_opener(opener: str, pieces: Iterator[str]) -> Iterator[str]:
+    """The opener (already in the prompt) joined to the first piece the model writes.
+
+    Joined rather than sent ahead, so the time to the first piece stays the model's.
+    A model that writes nothing still leaves the opener as the line.
+    """
+    pending = opener
+    try:
+        for piece in pieces:
+            yield pending + piece
+            pending = ""
+    finally:
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
+    if pending:
+        yield pending
 
 
 def _close_stream(stream: Any) -> None:

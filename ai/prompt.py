@@ -4,14 +4,15 @@ Two shapes: a few-shot completion prompt for base models, and chat messages
 for instruction-tuned models with a chat template. In both, the long shared
 ``context`` comes first and byte-identical across requests, so llama.cpp's
 automatic prefix reuse skips re-evaluating it; only the short per-request tail
-costs prompt-evaluation time.
+costs prompt-evaluation time. Chat messages ignore the opener: an instruction-tuned
+model needs no help to start a line.
 """
 
 from __future__ import annotations
 
 import logging
 
-from ai.requests import PromptSpec
+from ai.requests import Exchange, PromptSpec
 
 logger = logging.getLogger(__name__)
 
@@ -28,8 +29,25 @@ def _context_block(context: str) -> str:
     return context.rstrip() + "\n" if context.strip() else ""
 
 
+def history_before_ask(spec: PromptSpec, player_text: str) -> tuple[Exchange, ...]:
+    """The history without a final player line that repeats the ask.
+
+    The game remembers the player's words as soon as they are said, so the history
+    often ends with the very line that ``player_text`` carries; it goes in once.
+    """
+    history = tuple(turn for turn in spec.history if turn.text.strip())
+    if (
+        player_text
+        and history
+        and history[-1].speaker == PLAYER_NAME
+        and _single_line(history[-1].text) == _single_line(player_text)
+    ):
+        return history[:-1]
+    return history
+
+
 def build_completion_prompt(spec: PromptSpec, player_text: str) -> str:
-    """Few-shot completion prompt ending in an open quote for the speaker.
+    """Few-shot completion prompt ending in an open quote and the line's opener.
 
     Layout (context first, then the short per-request tail)::
 
@@ -37,22 +55,23 @@ def build_completion_prompt(spec: PromptSpec, player_text: str) -> str:
         Note: <note>
         <speaker>: "<history line>"
         Player: "<player text>"
-        <speaker> (<situation>): "
+        <speaker> (<situation>): "<opener>
 
-    Generation should stop at ``"`` or a newline.
+    Generation should stop at ``"`` or a newline; the opener, when there is one, is the
+    start of the line and the model continues it.
     """
     parts = [_context_block(spec.context)]
     parts.extend(f"Note: {_single_line(note)}\n" for note in spec.notes if note.strip())
     parts.extend(
         f'{_single_line(turn.speaker)}: "{_single_line(turn.text)}"\n'
-        for turn in spec.history
-        if turn.text.strip()
+        for turn in history_before_ask(spec, player_text)
     )
     if player_text:
         parts.append(f'{PLAYER_NAME}: "{_single_line(player_text)}"\n')
     speaker = _single_line(spec.speaker)
     situation = _single_line(spec.situation)
     parts.append(f'{speaker} ({situation}): "' if situation else f'{speaker}: "')
+    parts.append(_single_line(spec.opener))
     return "".join(parts)
 
 
@@ -67,9 +86,7 @@ def build_chat_messages(spec: PromptSpec, player_text: str) -> list[dict[str, st
     if notes:
         system = f"{system}\n\nFacts right now:\n{notes}"
     messages: list[dict[str, str]] = [{"role": "system", "content": system}]
-    for turn in spec.history:
-        if not turn.text.strip():
-            continue
+    for turn in history_before_ask(spec, player_text):
         if turn.speaker == spec.speaker:
             messages.append({"role": "assistant", "content": _single_line(turn.text)})
         else:

@@ -10,8 +10,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Literal
+
+from ai.selection import LineCriteria
 
 logger = logging.getLogger(__name__)
+
+Settle = Literal["first_pass", "first_good", "best"]
 
 
 class Priority(IntEnum):
@@ -46,6 +51,29 @@ class PromptSpec:
     notes: tuple[str, ...] = ()
     history: tuple[Exchange, ...] = ()
     player_text: str = ""
+    opener: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CandidatePlan:
+    """How many candidate lines to draw for a request, and how to choose one.
+
+    Candidate ``k`` starts from ``openers[k % len(openers)]`` (none if empty). ``settle``
+    says when to stop drawing: at the first candidate that passes ("first_pass"), the
+    first good one, on topic and not made less likely by the situation ("first_good"),
+    or never ("best": all that time allows); the best one drawn is kept. ``contrast``
+    asks the backend for its contrastive score of each candidate. No new candidate
+    starts later than ``budget_s`` after submit (0: only the request's timeout limits
+    it), nor while a request of the same or higher priority is waiting. When no
+    candidate passes, the request fails as "rejected" and the fallback line stands in.
+    """
+
+    criteria: LineCriteria
+    openers: tuple[str, ...] = ()
+    count: int = 1
+    settle: Settle = "first_good"
+    contrast: bool = False
+    budget_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +96,7 @@ class LineRequest:
     timeout_s: float
     max_tokens: int | None = None
     stream: bool = False
+    plan: CandidatePlan | None = None
 
 
 @dataclass(frozen=True, slots=True)

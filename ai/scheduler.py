@@ -84,6 +84,10 @@ class Scheduler:
         """Number of queued (not running) requests."""
         return self._depth
 
+    def waiting_at_or_above(self, priority: Priority) -> bool:
+        """True when a request of ``priority`` or higher is queued."""
+        return any(self._queues[p] for p in Priority if p >= priority)
+
     def find(self, signature: str) -> Ticket | None:
         """The queued or running request with this signature, if any."""
         return self._by_signature.get(signature)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
 from ai.config import ScriptedConfig
 from ai.requests import PromptSpec
+from ai.selection import words
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +126,8 @@ class ScriptedBackend:
         self._record_thread()
         self.generate_calls += 1
         reply = self.reply_for(prompt)
+        if isinstance(reply, str) and prompt.opener:
+            reply = f"{prompt.opener} {reply}"
         if isinstance(reply, ScriptedHang):
             if not _sleep(reply.seconds, should_stop):
                 return
@@ -143,6 +146,17 @@ class ScriptedBackend:
                 return
             delay = self._timings.token_s
             yield word
+
+    def contrast(self, prompt: PromptSpec, neutral: PromptSpec, continuation: str) -> float | None:
+        """Deterministic stand-in: words the line shares with the situation, less those
+        it shares with the neutral prompt's situation, per word of the line."""
+        self._record_thread()
+        line = set(words(continuation))
+        if not line:
+            return None
+        situated = set(words(f"{prompt.situation} {prompt.player_text}"))
+        plain = set(words(f"{neutral.situation} {neutral.player_text}"))
+        return (len(line & situated) - len(line & plain)) / len(line)
 
     def close(self) -> None:
         """Nothing native to free; remembered so tests can check it was called."""

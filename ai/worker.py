@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ai.backend import Backend, GenerationError, GenerationParams, ModelLoadError
+from ai.candidates import CandidateDraw
 from ai.config import AiConfig
 from ai.events import (
     AiEvent,
@@ -28,6 +29,7 @@ from ai.events import (
     TokenStreamed,
 )
 from ai.hygiene import clean_line, clean_partial, find_blocked, is_garbage
+from ai.requests import CandidatePlan, Priority
 from ai.scheduler import Scheduler, Ticket, TicketState
 
 logger = logging.getLogger(__name__)
@@ -68,6 +70,9 @@ class Worker:
         self.requeued = 0
         self.progress = LoadProgress(0.0, "waiting to start", "loading")
         self._thread = threading.Thread(target=self._run, name="ai-worker", daemon=True)
+        self._candidates = CandidateDraw(
+            backend, config.hygiene, clock, self._emit, self._others_waiting
+        )
 
     @property
     def thread(self) -> threading.Thread:
@@ -150,6 +155,9 @@ class Worker:
             params = GenerationParams.from_config(self._config.generation, request.max_tokens)
         started = clock()
         outbox.append((ticket, RequestStarted(handle, request)))
+        if request.plan is not None:
+            self._serve_candidates(ticket, request.plan, params)
+            return
         raw = ""
         tokens = 0
         first_token = started
@@ -196,6 +204,28 @@ class Worker:
             total_s=ended - ticket.submitted_at,
         )
         self._finish(ticket, LineCompleted(handle, request, text, stats))
+
+    def _serve_candidates(
+        self, ticket: Ticket, plan: CandidatePlan, params: GenerationParams
+    ) -> None:
+        try:
+            event = self._candidates.run(ticket, plan, params)
+        except Exception as exc:
+            logger.warning("generation failed for npc %d: %s", ticket.request.npc_id, exc)
+            reason = exc.reason if isinstance(exc, GenerationError) else "error"
+            self._finish(ticket, LineFailed(ticket.handle, ticket.request, reason))
+            return
+        if event is None or ticket.cancel_reason is not None:
+            self._stopped(ticket)
+        else:
+            self._finish(ticket, event)
+
+    def _emit(self, ticket: Ticket, event: AiEvent) -> None:
+        self._outbox.append((ticket, event))
+
+    def _others_waiting(self, priority: Priority) -> bool:
+        with self._cond:
+            return self._scheduler.waiting_at_or_above(priority)
 
     def _stopped(self, ticket: Ticket) -> None:
         """Generation stopped on a cancel flag: requeue a preempted request if it may."""

@@ -1,32 +1,78 @@
-"""What villagers remember: only lines that were shown, and a few facts about the player."""
+"""What villagers remember: only lines that were shown, and a few facts about the player.
+
+Conversation memory is a bounded window: the last few shown exchanges verbatim, and one
+short line that sums up the ones before them. A prompt therefore stays the same size
+however long the player talks, and so does the time to the reply's first word.
+"""
 
 from __future__ import annotations
 
 from collections import deque
 
 from ai import Exchange
+from ai.selection import words
+
+_SUMMARY_TOPICS = 6
 
 
 class Memory:
-    """One villager's memory: a sliding window of shown exchanges and a few facts.
+    """One villager's memory: a window of shown exchanges, a summary of older ones, facts.
 
     Lines enter only through ``record_shown``, which the dialogue calls at the moment a
-    bubble appears, so a line that was dropped as stale can never be remembered.
+    bubble appears, so a line that was dropped as stale can never be remembered. A plain
+    data holder: ``exchanges``, ``facts`` and ``summary`` are all there is to save.
     """
 
-    def __init__(self, window: int = 6, max_facts: int = 4) -> None:
+    def __init__(self, window: int = 4, max_facts: int = 4) -> None:
         self._exchanges: deque[Exchange] = deque(maxlen=window)
         self._facts: deque[str] = deque(maxlen=max_facts)
+        self._topics: deque[str] = deque(maxlen=_SUMMARY_TOPICS)
+        self._older = 0
 
     def record_shown(self, speaker: str, text: str) -> None:
-        """Remember a line that was on screen."""
-        self._exchanges.append(Exchange(speaker, text))
+        """Remember a line that was on screen; the oldest line leaves the window for the summary."""
+        window = self._exchanges
+        if window.maxlen is not None and len(window) == window.maxlen:
+            self._fold(window[0])
+        window.append(Exchange(speaker, text))
+
+    def _fold(self, old: Exchange) -> None:
+        self._older += 1
+        for word in words(old.text):
+            if len(word) > 4 and word not in self._topics:
+                self._topics.append(word)
 
     def add_fact(self, fact: str) -> None:
         """Remember a fact; repeating one moves it to the most recent place."""
         if fact in self._facts:
             self._facts.remove(fact)
         self._facts.append(fact)
+
+    def restore(
+        self,
+        exchanges: tuple[Exchange, ...],
+        facts: tuple[str, ...],
+        older: int = 0,
+        topics: tuple[str, ...] = (),
+    ) -> None:
+        """Put back a saved memory: the window, the facts and the summary's parts."""
+        self._exchanges.clear()
+        self._exchanges.extend(exchanges)
+        self._facts.clear()
+        self._facts.extend(facts)
+        self._older = max(0, older)
+        self._topics.clear()
+        self._topics.extend(topics)
+
+    @property
+    def older(self) -> int:
+        """How many lines have left the window for the summary."""
+        return self._older
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """The longer words of those older lines, most recent last."""
+        return tuple(self._topics)
 
     @property
     def exchanges(self) -> tuple[Exchange, ...]:
@@ -38,11 +84,21 @@ class Memory:
         """The remembered facts, oldest first."""
         return tuple(self._facts)
 
+    @property
+    def summary(self) -> str:
+        """One short line on the exchanges older than the window, or "" if there are none."""
+        if not self._older:
+            return ""
+        line = f"Earlier {self._older} lines were exchanged"
+        if self._topics:
+            line += " about " + ", ".join(self._topics)
+        return line + "."
+
 
 class Memories:
     """Every villager's memory, created on first use."""
 
-    def __init__(self, window: int = 6, max_facts: int = 4) -> None:
+    def __init__(self, window: int = 4, max_facts: int = 4) -> None:
         self._window = window
         self._max_facts = max_facts
         self._by_npc: dict[int, Memory] = {}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ai import PromptSpec
 from game.dialogue.memory import Memory
 from game.dialogue.templates import fill
+from game.sim.cast import Fact
 from game.sim.events import Trigger
 
 _PREAMBLE = (
@@ -41,6 +42,8 @@ class Persona:
     role: str
     persona: str
     lines: Mapping[Trigger, tuple[str, ...]] = field(default_factory=dict)
+    openers: Mapping[Trigger, tuple[str, ...]] = field(default_factory=dict)
+    facts: tuple[Fact, ...] = ()
 
     @property
     def label(self) -> str:
@@ -101,14 +104,23 @@ def build_prompt(
     subject: str = "",
     errand: str = "",
     player_text: str = "",
+    known: Sequence[Fact] = (),
 ) -> PromptSpec:
-    """One request's prompt. Only CHAT carries the conversation, to keep barks short."""
+    """One request's prompt. Only CHAT carries the conversation, to keep barks short.
+
+    ``known`` are the facts that answer the player's question; a chat also carries the
+    summary of exchanges older than the memory's window.
+    """
+    chat = trigger is Trigger.CHAT
     notes = [f"{speaker.name} remembers: {fact}." for fact in memory.facts]
+    if chat and memory.summary:
+        notes.append(memory.summary)
+    notes.extend(f"{speaker.name} knows: {fact.text}" for fact in known)
     return PromptSpec(
         context=context,
         speaker=speaker.label,
         situation=situation(trigger, listener, subject, errand),
         notes=tuple(notes),
-        history=memory.exchanges if trigger is Trigger.CHAT else (),
+        history=memory.exchanges if chat else (),
         player_text=player_text,
     )

@@ -25,6 +25,14 @@ MIN_LINES_PER_TRIGGER = 2
 
 
 @dataclass(frozen=True, slots=True)
+class Fact:
+    """Something a villager can tell the player; ``about`` are the words that call for it."""
+
+    about: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class NpcSpec:
     """One villager as written in the cast file.
 
@@ -40,6 +48,10 @@ class NpcSpec:
     home_x: float
     work_x: float
     lines: Mapping[Trigger, tuple[str, ...]] = field(hash=False, compare=False)
+    openers: Mapping[Trigger, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False, compare=False
+    )
+    facts: tuple[Fact, ...] = ()
 
     @property
     def templates(self) -> Mapping[Trigger, tuple[str, ...]]:
@@ -53,9 +65,10 @@ class NpcSpec:
 
 @dataclass(frozen=True, slots=True)
 class Cast:
-    """All villagers, in file order."""
+    """All villagers, in file order, and the facts everyone in the village knows."""
 
     npcs: tuple[NpcSpec, ...]
+    facts: tuple[Fact, ...] = ()
 
 
 def load_cast(name: str | Path = DEFAULT_CAST) -> Cast:
@@ -97,9 +110,45 @@ def parse_cast(raw: Mapping[str, object], path: Path) -> Cast:
                 home_x=r.number(table, "home_x", where),
                 work_x=r.number(table, "work_x", where),
                 lines=_lines(r, table, where),
+                openers=_openers(r, table, where),
+                facts=_facts(r, table.get("facts", []), f"{where}.facts"),
             )
         )
-    return Cast(tuple(specs))
+    return Cast(tuple(specs), _facts(r, raw.get("fact", []), "fact"))
+
+
+def _openers(
+    r: Reader, table: Mapping[str, object], where: str
+) -> Mapping[Trigger, tuple[str, ...]]:
+    """Optional first words for model lines, by trigger."""
+    openers = r.table(table.get("openers", {}), f"{where}.openers")
+    known = {t.value for t in Trigger}
+    out: dict[Trigger, tuple[str, ...]] = {}
+    for key, value in openers.items():
+        place = f"{where}.openers.{key}"
+        if key not in known:
+            raise r.fail(place, f"unknown trigger (known: {', '.join(sorted(known))})")
+        words = r.items(value, place)
+        for j, opener in enumerate(words):
+            if not isinstance(opener, str) or not opener.strip() or '"' in opener:
+                raise r.fail(
+                    f"{place}[{j}]", f"expected a few words without quotes, got {opener!r}"
+                )
+        out[Trigger(key)] = tuple(o.strip() for o in words)
+    return MappingProxyType(out)
+
+
+def _facts(r: Reader, value: object, where: str) -> tuple[Fact, ...]:
+    """Optional facts: tables with ``text`` and a list of ``about`` words."""
+    out: list[Fact] = []
+    for i, entry in enumerate(r.items(value, where)):
+        place = f"{where}[{i}]"
+        table = r.table(entry, place)
+        about = r.items(r.get(table, "about", place), f"{place}.about")
+        if not about or not all(isinstance(w, str) and w.strip() for w in about):
+            raise r.fail(f"{place}.about", "expected a non-empty list of words")
+        out.append(Fact(tuple(w.strip().lower() for w in about), r.text(table, "text", place)))
+    return tuple(out)
 
 
 def _lines(r: Reader, table: Mapping[str, object], where: str) -> Mapping[Trigger, tuple[str, ...]]:

@@ -1,0 +1,185 @@
+"""Judging candidate lines: is this line fit to show, and which of several is best.
+
+Everything here is a pure function of text the request carries (trigger keywords, names,
+example lines, remembered lines, the player's words) plus, optionally, the model's own
+contrastive score. It never looks at the game: the game packs what it knows into
+:class:`LineCriteria` when it builds the request.
+
+A candidate with a *fault* is never shown: it copies an example line, echoes the player
+or a remembered line, names its own speaker or a villager who is not there, carries a
+speaker label, or is empty. Among the rest, a line that mentions what just happened and
+that the situation made more likely (positive contrast) ranks first.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
+
+ECHO_JACCARD = 0.7
+# A keyword this long also matches longer words it starts ("crate" in "crates").
+_STEM_MIN = 4
+_STEM_SLACK = 3
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_LABEL = re.compile(r"(?:^|[.!?] )[A-Z][\w']*(?: the [a-z]+)?:")
+_NARRATION = re.compile(r"[*()\[\]]")
+# Clipped so one very surprising token cannot outweigh everything else.
+_CONTRAST_CLIP = 2.0
+_CONTRAST_WEIGHT = 0.5
+_SHORT_WORDS = 2
+_LONG_WORDS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class LineCriteria:
+    """What a fitting line for one request looks like, as plain text.
+
+    ``keywords`` say the line is about the trigger (words or short phrases, lower case).
+    ``speaker_names`` would be the speaker naming themself; ``absent_names`` are
+    villagers who are not in the scene. ``examples`` are lines the prompt shows and the
+    line must not copy. ``remembered`` are lines already shown (the speaker's own and
+    the conversation's) that it must not echo or repeat.
+    """
+
+    keywords: tuple[str, ...] = ()
+    speaker_names: tuple[str, ...] = ()
+    absent_names: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+    remembered: tuple[str, ...] = ()
+    player_text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One candidate, judged: its faults (empty means showable) and its rank score."""
+
+    text: str
+    faults: tuple[str, ...]
+    on_topic: bool
+    contrast: float | None
+    score: float
+
+    @property
+    def passes(self) -> bool:
+        """True when nothing rules the line out."""
+        return not self.faults
+
+    @property
+    def good(self) -> bool:
+        """Showable, about the trigger, and not less likely for it than without it."""
+        return self.passes and self.on_topic and (self.contrast is None or self.contrast >= 0.0)
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of ``text``, apostrophes kept inside words."""
+    return _WORD.findall(text.lower().replace("\u2019", "'"))
+
+
+def normalized(text: str) -> str:
+    """The words of ``text`` joined by single spaces: compares lines ignoring punctuation."""
+    return " ".join(words(text))
+
+
+def jaccard(a: str, b: str) -> float:
+    """Word-set Jaccard similarity of two lines (0 when either has no words)."""
+    left, right = set(words(a)), set(words(b))
+    if not left or not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def mentions(text: str, keywords: Iterable[str]) -> bool:
+    """True when ``text`` uses one of ``keywords`` (phrases as a whole, long words by stem)."""
+    found = words(text)
+    joined = " " + " ".join(found) + " "
+    present = set(found)
+    for keyword in keywords:
+        key = keyword.lower().strip()
+        if not key:
+            continue
+        if " " in key:
+            if f" {normalized(key)} " in joined:
+                return True
+        elif (
+            key in present
+            or len(key) >= _STEM_MIN
+            and any(w.startswith(key) and len(w) - len(key) <= _STEM_SLACK for w in found)
+        ):
+            return True
+    return False
+
+
+def names_in(text: str, names: Iterable[str]) -> tuple[str, ...]:
+    """The names from ``names`` that ``text`` uses as whole words (case as written)."""
+    return tuple(
+        name for name in names if name and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text)
+    )
+
+
+def copies(text: str, examples: Iterable[str]) -> bool:
+    """True when ``text`` is an example line, or holds one of four words or more, verbatim."""
+    line = normalized(text)
+    if not line:
+        return False
+    for example in examples:
+        other = normalized(example)
+        if other and (other == line or (other.count(" ") >= 3 and f" {other} " in f" {line} ")):
+            return True
+    return False
+
+
+def echoes(text: str, others: Iterable[str]) -> bool:
+    """True when ``text`` shares at least 70% of its word set with one of ``others``."""
+    return any(jaccard(text, other) >= ECHO_JACCARD for other in others if other.strip())
+
+
+def has_label(text: str) -> bool:
+    """A speaker label ("Marta:") or leftover narration marks in a cleaned line."""
+    return bool(_LABEL.search(text) or _NARRATION.search(text))
+
+
+def faults(text: str, criteria: LineCriteria) -> tuple[str, ...]:
+    """Every reason ``text`` must not be shown, in a fixed order; empty when it may."""
+    if len(words(text)) == 0:
+        return ("empty",)
+    found: list[str] = []
+    if copies(text, criteria.examples):
+        found.append("copy")
+    if echoes(text, (criteria.player_text, *criteria.remembered)):
+        found.append("echo")
+    if names_in(text, criteria.speaker_names):
+        found.append("self_name")
+    if names_in(text, criteria.absent_names):
+        found.append("absent_name")
+    if has_label(text):
+        found.append("label")
+    return tuple(found)
+
+
+def judge(text: str, criteria: LineCriteria, contrast: float | None = None) -> Verdict:
+    """Judge one candidate; ``contrast`` is the model's mean log-likelihood lift, if measured."""
+    line_faults = faults(text, criteria)
+    # With nothing to mention, every line is on topic.
+    on_topic = mentions(text, criteria.keywords) if criteria.keywords else True
+    score = 1.0 if on_topic else 0.0
+    if contrast is not None:
+        score += _CONTRAST_WEIGHT * max(-_CONTRAST_CLIP, min(_CONTRAST_CLIP, contrast))
+    count = len(words(text))
+    if count <= _SHORT_WORDS or count > _LONG_WORDS:
+        score -= 0.3
+    if text.endswith("\u2026"):
+        score -= 0.3  # cut off mid-sentence
+    return Verdict(text, line_faults, on_topic, contrast, score)
+
+
+def pick(verdicts: Sequence[Verdict]) -> Verdict | None:
+    """The best showable candidate (the earliest among equals), or None if none passes."""
+    best: Verdict | None = None
+    for verdict in verdicts:
+        if verdict.passes and (best is None or verdict.score > best.score):
+            best = verdict
+    return best

@@ -1,0 +1,48 @@
+"""Which of a villager's facts answer the player's question.
+
+A fact matches when a word of the question is one of its ``about`` words (or starts
+like one, so "apples" finds "apple") or names something its text names. The
+villager's own facts come before what the whole village knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ai.selection import mentions, words
+from game.sim.cast import Fact
+
+# Words that say nothing about what is asked.
+_FILLER_TEXT = (
+    "a an the is are am was were be do does did you your yours i me my we us our it "
+    "its what who where when why how which can could would will shall should may "
+    "might to of in on at for from with about and or but so if this that these those "
+    "there here have has had any some tell please know"
+)
+_FILLER = frozenset(_FILLER_TEXT.split(" "))
+
+
+def question_words(text: str) -> tuple[str, ...]:
+    """The words of a question that carry its meaning, in order, without repeats."""
+    return tuple(dict.fromkeys(w for w in words(text) if w not in _FILLER and len(w) > 1))
+
+
+def _hits(fact: Fact, asked: Sequence[str]) -> int:
+    own = set(words(fact.text))
+    return sum(1 for word in asked if mentions(word, fact.about) or word in own)
+
+
+def matching_facts(
+    question: str, own: Sequence[Fact], shared: Sequence[Fact] = (), limit: int = 2
+) -> tuple[Fact, ...]:
+    """Up to ``limit`` facts that answer ``question``, best first; own facts win ties."""
+    asked = question_words(question)
+    if not asked:
+        return ()
+    scored = [
+        (hits, -rank, fact)
+        for rank, fact in enumerate((*own, *shared))
+        if (hits := _hits(fact, asked)) > 0
+    ]
+    scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return tuple(fact for _, _, fact in scored[:limit])

@@ -1,0 +1,200 @@
+"""What a villager's line should be: its prompt, its openers, and how to choose it.
+
+One function of the speaker, the trigger and their memory gives both the prompt and the
+:class:`CandidatePlan` the AI worker draws and judges candidates by. The game's request
+builder and the dialogue evaluation harness both call it, so what is measured is what
+the player gets.
+
+Which lines may draw several candidates: prepared greetings and ambient lines are asked
+for seconds ahead and keep the best of several; reactions stop at the first good one and
+draw a second only while their short budget allows; a chat reply is re-drawn only when
+it echoes the question or the history, so the player never waits behind a selection.
+"""
+
+from __future__ import annotations
+
+import logging
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from ai import CandidatePlan, GenerationConfig, LineCriteria, Priority, PromptSpec
+from ai.selection import words
+from game.assets import AssetError, asset_path
+from game.dialogue.facts import matching_facts, question_words
+from game.dialogue.memory import Memory
+from game.dialogue.persona_prompt import Persona, build_prompt
+from game.dialogue.templates import fill
+from game.sim.cast import Fact
+from game.sim.events import Trigger
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_KEYWORDS = "dialogue/keywords.toml"
+
+# Seconds after submit past which no new candidate starts, by request class.
+_BUDGET_S: dict[Priority, float] = {
+    Priority.PLAYER_CHAT: 4.0,
+    Priority.REACTIVE: 0.9,
+    Priority.PREDICTIVE: 1.6,
+    Priority.AMBIENT: 3.0,
+}
+_CHAT_REDRAWS = 2
+_REACTION_DRAWS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerWords:
+    """The keyword map: words that show a line is about its trigger."""
+
+    version: int
+    by_trigger: Mapping[Trigger, tuple[str, ...]]
+
+    def of(self, trigger: Trigger) -> tuple[str, ...]:
+        """The keywords of one trigger (none for chat)."""
+        return self.by_trigger.get(trigger, ())
+
+
+def load_trigger_words(name: str | Path = DEFAULT_KEYWORDS) -> TriggerWords:
+    """Read the keyword map; raise AssetError naming the file and key on bad data."""
+    path = asset_path(name)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise AssetError(f"{path}: cannot read keyword map: {exc}") from exc
+    table = raw.get("keywords")
+    if not isinstance(table, dict):
+        raise AssetError(f"{path}: missing table [keywords]")
+    out: dict[Trigger, tuple[str, ...]] = {}
+    for key, value in table.items():
+        if key not in {t.value for t in Trigger}:
+            raise AssetError(f"{path} at keywords.{key}: unknown trigger")
+        if not isinstance(value, list) or not all(isinstance(w, str) and w for w in value):
+            raise AssetError(f"{path} at keywords.{key}: expected a list of words")
+        out[Trigger(key)] = tuple(w.lower() for w in value)
+    version = raw.get("version", 0)
+    return TriggerWords(version if isinstance(version, int) else 0, MappingProxyType(out))
+
+
+@dataclass(frozen=True, slots=True)
+class LineAskParts:
+    """Everything about one line the planner needs besides the speaker's memory."""
+
+    npc_id: int
+    trigger: Trigger
+    priority: Priority
+    listener: str = "traveller"
+    subject: str = ""
+    errand: str = ""
+    player_text: str = ""
+
+
+class LinePlanner:
+    """Builds the prompt and the candidate plan of each line; see the module docstring."""
+
+    def __init__(
+        self,
+        context: str,
+        personas: Mapping[int, Persona],
+        trigger_words: TriggerWords,
+        generation: GenerationConfig,
+        shared_facts: Sequence[Fact] = (),
+    ) -> None:
+        self._context = context
+        self._personas = personas
+        self._words = trigger_words
+        self._count = generation.candidates
+        self._contrast = generation.contrast
+        self._shared_facts = tuple(shared_facts)
+        self._names = tuple(dict.fromkeys(p.name for p in personas.values()))
+        self._examples = tuple(
+            dict.fromkeys(
+                fill(line, name=p.name, listener="traveller")
+                for p in personas.values()
+                for lines in p.lines.values()
+                for line in lines
+            )
+        )
+        self._turns: dict[tuple[int, Trigger], int] = {}
+
+    def build(self, ask: LineAskParts, memory: Memory) -> tuple[PromptSpec, CandidatePlan]:
+        """The prompt and the candidate plan for one line."""
+        speaker = self._personas[ask.npc_id]
+        chat = ask.trigger is Trigger.CHAT
+        known = matching_facts(ask.player_text, speaker.facts, self._shared_facts) if chat else ()
+        prompt = build_prompt(
+            self._context,
+            speaker,
+            ask.trigger,
+            ask.listener,
+            memory,
+            subject=ask.subject,
+            errand=ask.errand,
+            player_text=ask.player_text,
+            known=known,
+        )
+        return prompt, self._plan(ask, speaker, memory, known)
+
+    def _plan(
+        self, ask: LineAskParts, speaker: Persona, memory: Memory, known: Sequence[Fact]
+    ) -> CandidatePlan:
+        present = {speaker.name, *words_of_names(ask.listener, self._names)}
+        mentioned = " ".join((ask.player_text, *(fact.text for fact in known)))
+        absent = tuple(
+            name for name in self._names if name not in present and name not in mentioned
+        )
+        criteria = LineCriteria(
+            keywords=self._keywords(ask, known),
+            speaker_names=_own_names(speaker.name),
+            absent_names=absent,
+            examples=self._examples,
+            remembered=tuple(turn.text for turn in memory.exchanges),
+            player_text=ask.player_text,
+        )
+        openers = () if ask.trigger is Trigger.CHAT else self._openers(ask, speaker, memory)
+        if ask.priority is Priority.PLAYER_CHAT:
+            return CandidatePlan(
+                criteria, openers, _CHAT_REDRAWS, "first_pass", False, _BUDGET_S[ask.priority]
+            )
+        if ask.priority is Priority.REACTIVE or ask.trigger is Trigger.FAREWELL:
+            count = min(self._count, _REACTION_DRAWS)
+            budget = _BUDGET_S[Priority.REACTIVE]
+            return CandidatePlan(criteria, openers, count, "first_good", False, budget)
+        return CandidatePlan(
+            criteria, openers, self._count, "best", self._contrast, _BUDGET_S[ask.priority]
+        )
+
+    def _keywords(self, ask: LineAskParts, known: Sequence[Fact]) -> tuple[str, ...]:
+        if ask.trigger is Trigger.CHAT:
+            return tuple(dict.fromkeys(w for fact in known for w in fact.about))
+        extra = [ask.subject] if ask.subject else []
+        extra.extend(question_words(ask.errand))
+        return (*self._words.of(ask.trigger), *(w.lower() for w in extra if len(w) > 2))
+
+    def _openers(self, ask: LineAskParts, speaker: Persona, memory: Memory) -> tuple[str, ...]:
+        """The villager's openers for the trigger, turned so they take turns leading."""
+        openers = speaker.openers.get(ask.trigger, ())
+        if not openers:
+            return ()
+        key = (ask.npc_id, ask.trigger)
+        turn = self._turns.get(key, 0)
+        self._turns[key] = turn + 1
+        ordered = openers[turn % len(openers) :] + openers[: turn % len(openers)]
+        last = next((t.text for t in reversed(memory.exchanges) if t.speaker == speaker.name), "")
+        if len(ordered) > 1 and last.startswith(ordered[0]):
+            ordered = ordered[1:] + ordered[:1]
+        return ordered
+
+
+def _own_names(name: str) -> tuple[str, ...]:
+    """A villager's name and, for "Old Wen", the short "Wen" too."""
+    parts = name.split()
+    return (name, parts[-1]) if len(parts) > 1 else (name,)
+
+
+def words_of_names(text: str, names: Sequence[str]) -> tuple[str, ...]:
+    """The names from ``names`` that ``text`` contains ("Brann the blacksmith" has Brann)."""
+    found = set(words(text))
+    return tuple(name for name in names if set(words(name)) <= found)
