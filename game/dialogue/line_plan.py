@@ -45,6 +45,20 @@ _CHAT_REDRAWS = 2
 _REACTION_DRAWS = 2
 
 
+# Everything else is reactive. A farewell to someone already walking off matters less
+# than the greeting prepared for the next villager they are about to meet.
+_PRIORITY: dict[Trigger, Priority] = {
+    Trigger.CHAT: Priority.PLAYER_CHAT,
+    Trigger.AMBIENT: Priority.AMBIENT,
+    Trigger.FAREWELL: Priority.AMBIENT,
+}
+
+
+def priority_of(trigger: Trigger, predictive: bool = False) -> Priority:
+    """The scheduling class of a line: prepared ahead, chat, reaction or ambient."""
+    return Priority.PREDICTIVE if predictive else _PRIORITY.get(trigger, Priority.REACTIVE)
+
+
 @dataclass(frozen=True, slots=True)
 class TriggerWords:
     """The keyword map: words that show a line is about its trigger."""
