@@ -17,6 +17,7 @@ from game.assets import AssetError, asset_path
 from game.config import CONFIG_DIR, Settings, load_settings
 from game.dialogue.dialogue import Dialogue
 from game.dialogue.disruptions import Disruptions
+from game.dialogue.line_plan import LinePlanner, load_trigger_words
 from game.dialogue.line_source import LineSource, SourceStatus, TemplateLineSource
 from game.dialogue.memory import Memories
 from game.dialogue.model_line_source import ModelLineSource
@@ -162,14 +163,18 @@ def _model_source(
     runtime = build_router(ai, backend, TemplateFallback(templates))
     runtime.start()
     personas = {
-        npc_id: Persona(spec.name, spec.role, spec.persona, spec.templates)
+        npc_id: Persona(
+            spec.name, spec.role, spec.persona, spec.templates, spec.openers, spec.facts
+        )
         for npc_id, spec in specs.items()
     }
+    context = shared_context(list(personas.values()))
+    planner = LinePlanner(context, personas, load_trigger_words(), ai.generation, world.cast.facts)
     return ModelLineSource(
         runtime,
         world,
         personas,
-        shared_context(list(personas.values())),
+        planner,
         memories,
         templates,
         ai.scheduler,

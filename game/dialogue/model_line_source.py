@@ -27,6 +27,7 @@ from ai import (
 from game.dialogue.chat_streams import ChatStreams
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.greetings import GreetingPreparer
+from game.dialogue.line_plan import LinePlanner
 from game.dialogue.line_source import (
     LineAsk,
     LineCut,
@@ -66,7 +67,7 @@ class ModelLineSource:
         runtime: Router,
         world: World,
         personas: Mapping[int, Persona],
-        context: str,
+        planner: LinePlanner,
         memories: Memories,
         templates: TemplateLines,
         scheduler: SchedulerConfig,
@@ -78,7 +79,7 @@ class ModelLineSource:
         self.runtime = runtime
         self.world = world
         timing = timing or Timing()
-        self._builder = RequestBuilder(world, personas, context, memories, scheduler)
+        self._builder = RequestBuilder(world, personas, planner, memories, scheduler)
         self._templates = templates
         self._async: Pacing = AsyncPacing()
         self._sync: Pacing = SyncPacing(sync_wait_s)
@@ -177,7 +178,7 @@ class ModelLineSource:
         self._warmed = True
         ask = LineAsk(tick, self.world.npc_ids()[0], Trigger.AMBIENT, None)
         request = self._builder.request(ask)
-        self.runtime.warm(replace(request, signature="warm-up", max_tokens=1))
+        self.runtime.warm(replace(request, signature="warm-up", max_tokens=1, plan=None))
 
     # -- runtime events ------------------------------------------------------
 

@@ -10,22 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ai import LineRequest, Priority, SchedulerConfig
+from game.dialogue.line_plan import LineAskParts, LinePlanner, priority_of
 from game.dialogue.line_source import LineAsk
 from game.dialogue.memory import Memories
-from game.dialogue.persona_prompt import Persona, build_prompt
+from game.dialogue.persona_prompt import Persona
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot, RefSnapshot
 from game.sim.events import Trigger
 from game.sim.ticks import ticks
 from game.sim.world import World
-
-# Everything else is reactive. A farewell to someone already walking off matters less
-# than the greeting prepared for the next villager they are about to meet.
-_PRIORITY: dict[Trigger, Priority] = {
-    Trigger.CHAT: Priority.PLAYER_CHAT,
-    Trigger.AMBIENT: Priority.AMBIENT,
-    Trigger.FAREWELL: Priority.AMBIENT,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +63,13 @@ class RequestBuilder:
         self,
         world: World,
         personas: Mapping[int, Persona],
-        context: str,
+        planner: LinePlanner,
         memories: Memories,
         scheduler: SchedulerConfig,
     ) -> None:
         self.world = world
         self.personas = personas
-        self._context = context
+        self._planner = planner
         self._memories = memories
         # Looked up once per class here rather than per request.
         self._budgets = {priority: scheduler.budget(priority) for priority in Priority}
@@ -113,19 +106,17 @@ class RequestBuilder:
             errand = self._errand_title(ask.npc_id)
         elif ask.refs:
             subject = self.world.entity_kind(ask.refs[0]) or ""
-        prompt = build_prompt(
-            self._context,
-            self.personas[ask.npc_id],
+        priority = priority_of(ask.trigger, predictive)
+        parts = LineAskParts(
+            ask.npc_id,
             ask.trigger,
+            priority,
             self.listener_name(ask.listener_id),
-            self._memories.of(ask.npc_id),
-            subject=subject,
-            errand=errand,
-            player_text=ask.player_text,
+            subject,
+            errand,
+            ask.player_text,
         )
-        priority = (
-            Priority.PREDICTIVE if predictive else _PRIORITY.get(ask.trigger, Priority.REACTIVE)
-        )
+        prompt, plan = self._planner.build(parts, self._memories.of(ask.npc_id))
         deadline, timeout = self._budgets[priority]
         signature = (
             f"{ask.npc_id}:{ask.trigger.value}:{ask.listener_id}:{ask.refs}:{ask.player_text}"
@@ -140,6 +131,7 @@ class RequestBuilder:
             timeout,
             # Only chat replies type into their bubble; other lines are validated whole.
             stream=ask.trigger is Trigger.CHAT,
+            plan=plan,
         )
 
     def listener_name(self, listener_id: int | None) -> str:
