@@ -17,7 +17,7 @@ from dataclasses import replace
 from ai.backend import Backend, GenerationParams
 from ai.config import HygieneConfig
 from ai.events import AiEvent, LineCompleted, LineFailed, RequestStats, TokenStreamed
-from ai.hygiene import clean_line, clean_partial, find_blocked, is_garbage
+from ai.hygiene import clean_line, clean_partial, end_after, find_blocked, is_garbage
 from ai.requests import CandidatePlan, Priority, PromptSpec
 from ai.scheduler import Ticket
 from ai.selection import Verdict, judge, pick
@@ -147,6 +147,11 @@ class CandidateDraw:
     def _judge(self, raw: str, prompt: PromptSpec, plan: CandidatePlan) -> Verdict:
         hygiene = self._hygiene
         text = clean_line(raw, hygiene)
+        opener = prompt.opener
+        if opener and text.startswith(opener):
+            text = end_after(text, len(opener))
+            if not _continuation(text, opener).strip(" .,!?"):
+                return Verdict(text, ("opener_only",), False, None, 0.0)
         if is_garbage(text, hygiene.min_letters):
             return Verdict(text, ("garbage",), False, None, 0.0)
         if find_blocked(text, hygiene.blocklist) is not None:

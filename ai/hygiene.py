@@ -135,6 +135,17 @@ def clean_partial(raw: str, max_chars: int) -> str:
     return text[:max_chars]
 
 
+def end_after(text: str, start: int) -> str:
+    """``text`` up to the end of the first sentence that ends past ``start``.
+
+    A line that begins from an opener keeps the opener and one sentence of the model's
+    own words: the sentence a small model adds after that is where it wanders.
+    """
+    for match in _SENTENCE_END.finditer(text, start):
+        return text[: match.end()]
+    return text
+
+
 def is_garbage(text: str, min_letters: int = 2) -> bool:
     """True when ``text`` is too short on letters to be a line worth showing."""
     letters = sum(1 for ch in text if ch.isalpha())

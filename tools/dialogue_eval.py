@@ -327,6 +327,10 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     questions = _load_questions()
     if args.slice:
         questions = _every(questions, max(4, args.slice // 3))
+    if args.only == "chat":
+        situations = []
+    elif args.only == "lines":
+        questions = []
     started = time.perf_counter()
     try:
         harness.wait_ready()
@@ -483,6 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timed-chats", type=int, default=10, help="questions timed with history")
     parser.add_argument("--pairs", type=int, default=0, help="write this many blind pairs")
     parser.add_argument("--score-answers", type=Path, help="score a reader's answers file")
+    parser.add_argument("--only", choices=("chat", "lines"), help="run only chats or lines")
     parser.add_argument("--write-situations", action="store_true")
     parser.add_argument("--out", type=Path, default=BENCH / "dialogue.json")
     args = parser.parse_args(argv)

@@ -1,8 +1,9 @@
 """Which of a villager's facts answer the player's question.
 
 A fact matches when a word of the question is one of its ``about`` words (or starts
-like one, so "apples" finds "apple") or names something its text names. The
-villager's own facts come before what the whole village knows.
+like one, so "apples" finds "apple"), and less strongly when its text uses the word.
+"Where" and "who" count: they call for places and people. The villager's own facts
+come before what the whole village knows.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from game.sim.cast import Fact
 # Words that say nothing about what is asked.
 _FILLER_TEXT = (
     "a an the is are am was were be do does did you your yours i me my we us our it "
-    "its what who where when why how which can could would will shall should may "
+    "its what when why how which can could would will shall should may "
     "might to of in on at for from with about and or but so if this that these those "
     "there here have has had any some tell please know"
 )
@@ -27,13 +28,21 @@ def question_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in words(text) if w not in _FILLER and len(w) > 1))
 
 
+# They say what kind of answer is wanted, not what it is about: they only break ties.
+_INTENT = frozenset({"where", "who"})
+
+
 def _hits(fact: Fact, asked: Sequence[str]) -> int:
+    """Two points for each word the fact is about, one for each its text merely uses."""
     own = set(words(fact.text))
-    return sum(1 for word in asked if mentions(word, fact.about) or word in own)
+    return sum(
+        (1 if word in _INTENT else 2) if mentions(word, fact.about) else int(word in own)
+        for word in asked
+    )
 
 
 def matching_facts(
-    question: str, own: Sequence[Fact], shared: Sequence[Fact] = (), limit: int = 2
+    question: str, own: Sequence[Fact], shared: Sequence[Fact] = (), limit: int = 1
 ) -> tuple[Fact, ...]:
     """Up to ``limit`` facts that answer ``question``, best first; own facts win ties."""
     asked = question_words(question)

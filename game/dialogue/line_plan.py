@@ -42,7 +42,7 @@ _BUDGET_S: dict[Priority, float] = {
     Priority.AMBIENT: 3.0,
 }
 _CHAT_REDRAWS = 2
-_REACTION_DRAWS = 2
+_REACTION_DRAWS = 3
 
 
 # Everything else is reactive. A farewell to someone already walking off matters less

@@ -34,6 +34,18 @@ _EXAMPLE_TRIGGERS = (
 )
 
 
+# Two answers that use what the villager knows, in the exact shape of a chat request: a
+# base model learns from them that a "knows" note is what the answer should say.
+_CHAT_DEMO = (
+    "Note: The innkeeper knows: The inn has three rooms; a bed costs one silver a night.",
+    'Player: "How much is a room?"',
+    'The innkeeper (replying to the traveller): "One silver a night, and that gets you a bed."',
+    "Note: The miller knows: The mill is north of the river, past the old bridge.",
+    'Player: "Where can I find the mill?"',
+    'The miller (replying to the traveller): "North of the river. Cross the old bridge."',
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Persona:
     """What the prompt needs to know about one villager."""
@@ -66,7 +78,7 @@ def shared_context(cast: Sequence[Persona]) -> str:
             if options:
                 text = fill(options[0], name=person.name, listener="traveller")
                 examples.append(f'{person.label} ({situation(trigger, "traveller")}): "{text}"')
-    return "\n".join([_PREAMBLE, "", "The villagers:", *bios, "", *examples])
+    return "\n".join([_PREAMBLE, "", "The villagers:", *bios, "", *examples, *_CHAT_DEMO])
 
 
 def situation(trigger: Trigger, listener: str, subject: str = "", errand: str = "") -> str:
@@ -115,7 +127,7 @@ def build_prompt(
     notes = [f"{speaker.name} remembers: {fact}." for fact in memory.facts]
     if chat and memory.summary:
         notes.append(memory.summary)
-    notes.extend(f"{speaker.name} knows: {fact.text}" for fact in known)
+    notes.extend(f"{speaker.label} knows: {fact.text}" for fact in known)
     return PromptSpec(
         context=context,
         speaker=speaker.label,
