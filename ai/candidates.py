@@ -5,7 +5,9 @@ its own opener. Each is cleaned like any line, judged by :mod:`ai.selection` and
 asked, scored by the model's contrast between the situation and a neutral prompt. A new
 candidate starts only while the request's budget and timeout leave room for one more
 and no request of the same or higher priority is waiting, so candidates never hold up
-another line; a cancel or a preemption stops them at the next token like any request.
+another line (the budget binds only once a candidate could be shown: until then, another
+draw beats the template line while the timeout allows it); a cancel or a preemption
+stops them at the next token like any request.
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ class CandidateDraw:
         tokens = 0
         first_token: float | None = None
         for k in range(max(1, plan.count)):
-            if k and not self._room_for_another(ticket, plan, slowest):
+            passed = any(v.passes for v in verdicts)
+            if k and not self._room_for_another(ticket, plan, slowest, passed):
                 break
             prompt = request.prompt
             if plan.openers:
@@ -108,11 +111,14 @@ class CandidateDraw:
         )
         return LineCompleted(ticket.handle, request, best.text, stats, tuple(verdicts))
 
-    def _room_for_another(self, ticket: Ticket, plan: CandidatePlan, slowest: float) -> bool:
+    def _room_for_another(
+        self, ticket: Ticket, plan: CandidatePlan, slowest: float, passed: bool
+    ) -> bool:
+        """Whether one more candidate fits; the budget binds once one could be shown."""
         finish = self._clock() + slowest
         if finish > ticket.timeout_at:
             return False
-        if plan.budget_s > 0.0 and finish > ticket.submitted_at + plan.budget_s:
+        if passed and plan.budget_s > 0.0 and finish > ticket.submitted_at + plan.budget_s:
             return False
         return not self._others_waiting(ticket.priority)
 
@@ -156,8 +162,9 @@ class CandidateDraw:
             return Verdict(text, ("garbage",), False, None, 0.0)
         if find_blocked(text, hygiene.blocklist) is not None:
             return Verdict(text, ("blocked",), False, None, 0.0)
-        contrast = None
-        if plan.contrast:
-            continuation = _continuation(text, prompt.opener)
-            contrast = self._backend.contrast(prompt, neutral_prompt(prompt), continuation)
+        verdict = judge(text, plan.criteria)
+        if not plan.contrast or not verdict.passes:
+            return verdict  # a line that cannot be shown is not worth scoring
+        continuation = _continuation(text, prompt.opener)
+        contrast = self._backend.contrast(prompt, neutral_prompt(prompt), continuation)
         return judge(text, plan.criteria, contrast)

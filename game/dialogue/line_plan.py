@@ -164,7 +164,7 @@ class LinePlanner:
             speaker_names=_own_names(speaker.name),
             absent_names=absent,
             examples=self._examples,
-            remembered=tuple(turn.text for turn in memory.exchanges),
+            remembered=memory.recent_lines,
             player_text=ask.player_text,
         )
         openers = () if ask.trigger is Trigger.CHAT else self._openers(ask, speaker, memory)

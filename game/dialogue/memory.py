@@ -13,6 +13,9 @@ from ai import Exchange
 from ai.selection import words
 
 _SUMMARY_TOPICS = 6
+# Lines a new line must not repeat: more than the window, so a bark does not come back
+# as soon as it has scrolled out of the conversation.
+_RECENT = 12
 
 
 class Memory:
@@ -27,6 +30,7 @@ class Memory:
         self._exchanges: deque[Exchange] = deque(maxlen=window)
         self._facts: deque[str] = deque(maxlen=max_facts)
         self._topics: deque[str] = deque(maxlen=_SUMMARY_TOPICS)
+        self._recent: deque[str] = deque(maxlen=_RECENT)
         self._older = 0
 
     def record_shown(self, speaker: str, text: str) -> None:
@@ -35,6 +39,7 @@ class Memory:
         if window.maxlen is not None and len(window) == window.maxlen:
             self._fold(window[0])
         window.append(Exchange(speaker, text))
+        self._recent.append(text)
 
     def _fold(self, old: Exchange) -> None:
         self._older += 1
@@ -58,6 +63,8 @@ class Memory:
         """Put back a saved memory: the window, the facts and the summary's parts."""
         self._exchanges.clear()
         self._exchanges.extend(exchanges)
+        self._recent.clear()
+        self._recent.extend(turn.text for turn in exchanges)
         self._facts.clear()
         self._facts.extend(facts)
         self._older = max(0, older)
@@ -78,6 +85,11 @@ class Memory:
     def exchanges(self) -> tuple[Exchange, ...]:
         """The remembered exchanges, oldest first."""
         return tuple(self._exchanges)
+
+    @property
+    def recent_lines(self) -> tuple[str, ...]:
+        """The last dozen lines shown, the window's included, oldest first."""
+        return tuple(self._recent)
 
     @property
     def facts(self) -> tuple[str, ...]:

@@ -37,12 +37,12 @@ _EXAMPLE_TRIGGERS = (
 # Two answers that use what the villager knows, in the exact shape of a chat request: a
 # base model learns from them that a "knows" note is what the answer should say.
 _CHAT_DEMO = (
-    "Note: The innkeeper knows: The inn has three rooms; a bed costs one silver a night.",
-    'Player: "How much is a room?"',
-    'The innkeeper (replying to the traveller): "One silver a night, and that gets you a bed."',
-    "Note: The miller knows: The mill is north of the river, past the old bridge.",
-    'Player: "Where can I find the mill?"',
-    'The miller (replying to the traveller): "North of the river. Cross the old bridge."',
+    "Note: Odo the farmer knows: Odo's goat keeps getting out of its pen.",
+    'Player: "How is your goat?"',
+    'Odo the farmer (replying to the traveller): "Out of its pen again, the rascal."',
+    "Note: Sela the guard knows: The east gate is shut at dusk.",
+    'Player: "When does the gate close?"',
+    'Sela the guard (replying to the traveller): "At dusk, citizen. Not a minute later."',
 )
 
 

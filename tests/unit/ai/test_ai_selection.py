@@ -1,0 +1,211 @@
+"""Judging and choosing candidate lines, and the candidate loop on the worker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from ai import (
+    AiRuntime,
+    CandidatePlan,
+    FallbackUsed,
+    LineCompleted,
+    LineCriteria,
+    LineFailed,
+    Priority,
+    PromptSpec,
+    ScriptedBackend,
+)
+from ai.hygiene import end_after
+from ai.prompt import build_completion_prompt
+from ai.requests import Exchange
+from ai.selection import copies, echoes, jaccard, judge, mentions, names_in, pick
+from tests.unit.ai.conftest import EventLog, fast_config, make_request
+
+CRITERIA = LineCriteria(
+    keywords=("crate", "ow", "watch it"),
+    speaker_names=("Old Wen", "Wen"),
+    absent_names=("Brann", "Pip"),
+    examples=("Ow! My good arm!", "There go the market crates."),
+    remembered=("Hello there, traveller.",),
+    player_text="What do you sell?",
+)
+
+
+def test_mentions_matches_words_stems_and_phrases() -> None:
+    assert mentions("Mind those crates!", ("crate",))
+    assert mentions("Oi, watch it!", ("watch it",))
+    assert not mentions("I watched it all", ("watch it",))
+    assert not mentions("Owl feathers", ("ow",))  # short keywords match whole words only
+    assert not mentions("Create something", ("crate",))
+
+
+def test_names_are_whole_words_as_written() -> None:
+    assert names_in("Ask Pip about it.", ("Pip", "Brann")) == ("Pip",)
+    assert names_in("Pipe down.", ("Pip",)) == ()
+    assert names_in("old wen is tired", ("Old Wen",)) == ()
+
+
+def test_copy_and_echo() -> None:
+    assert copies("ow, my good arm", CRITERIA.examples)
+    assert copies("Ha! There go the market crates. Again!", CRITERIA.examples)
+    assert not copies("Ow! My arm!", CRITERIA.examples)
+    assert jaccard("What do you sell?", "what do you sell") == 1.0
+    assert echoes("What do you sell, then?", (CRITERIA.player_text,))
+    assert not echoes("Bread and honey cake.", (CRITERIA.player_text,))
+
+
+@pytest.mark.parametrize(
+    ("text", "fault"),
+    [
+        ("", "empty"),
+        ("Ow! My good arm!", "copy"),
+        ("What do you sell?", "echo"),
+        ("Hello there, traveller!", "echo"),
+        ("Wen is too old for this.", "self_name"),
+        ("Brann did it, I saw him.", "absent_name"),
+        ("Marta: Ow, that crate!", "label"),
+        ("Ow *rubs arm* that crate!", "label"),
+    ],
+)
+def test_faults(text: str, fault: str) -> None:
+    verdict = judge(text, CRITERIA)
+    assert fault in verdict.faults
+    assert not verdict.passes
+
+
+def test_good_needs_topic_and_no_negative_contrast() -> None:
+    assert judge("Ow, a crate!", CRITERIA).good
+    assert not judge("Lovely weather.", CRITERIA).good
+    assert not judge("Ow, a crate!", CRITERIA, contrast=-0.4).good
+    assert judge("Lovely weather.", LineCriteria()).good  # nothing to mention
+
+
+def test_pick_prefers_passing_then_topic_then_contrast() -> None:
+    failing = judge("Ow! My good arm!", CRITERIA)  # on topic, but a copy
+    plain = judge("Lovely weather today.", CRITERIA, contrast=1.0)
+    topical = judge("Ow, that crate stung!", CRITERIA, contrast=0.1)
+    likelier = judge("Watch it, a crate nearly flattened me!", CRITERIA, contrast=0.9)
+    assert failing.score > plain.score
+    assert pick([failing, plain]) is plain
+    assert pick([failing, plain, topical, likelier]) is likelier
+    assert pick([failing]) is None
+
+
+def test_end_after_keeps_one_sentence_past_the_opener() -> None:
+    assert end_after("Ow! My arm hurts. Lovely day.", 3) == "Ow! My arm hurts."
+    assert end_after("Careful, that was close! Ha.", 8) == "Careful, that was close!"
+    assert end_after("Ow! no end", 3) == "Ow! no end"
+
+
+def test_the_players_words_go_in_once() -> None:
+    spec = PromptSpec(
+        "A village.",
+        "Bess",
+        "replying to the traveller",
+        history=(Exchange("Bess", "Hi."), Exchange("Player", "What do you sell?")),
+        player_text="What do you sell?",
+    )
+    prompt = build_completion_prompt(spec, spec.player_text)
+    assert prompt.count("What do you sell?") == 1
+    assert prompt.endswith('Player: "What do you sell?"\nBess (replying to the traveller): "')
+
+
+def test_the_opener_ends_the_prompt() -> None:
+    spec = PromptSpec("A village.", "Bess", "hit by a crate", opener="Ow!")
+    assert build_completion_prompt(spec, "").endswith('Bess (hit by a crate): "Ow!')
+
+
+# -- the candidate loop ------------------------------------------------------------------
+
+
+def _plan(**kwargs: object) -> CandidatePlan:
+    base: dict[str, object] = {
+        "criteria": LineCriteria(keywords=("crate",), absent_names=("Brann",)),
+        "openers": ("Brann?", "Oi,"),
+        "count": 3,
+        "settle": "first_good",
+    }
+    base.update(kwargs)
+    return CandidatePlan(**base)  # type: ignore[arg-type]
+
+
+def _script(prompt: PromptSpec) -> str:
+    return "that crate nearly got me." if prompt.opener != "Brann?" else "the crate!"
+
+
+def _run(
+    make_runtime: Callable[..., AiRuntime], plan: CandidatePlan, script: object = _script
+) -> tuple[EventLog, ScriptedBackend]:
+    backend = ScriptedBackend(fast_config().scripted, script)  # type: ignore[arg-type]
+    runtime = make_runtime(fast_config(), backend)
+    log = EventLog(runtime)
+    request = make_request("c1")
+    from dataclasses import replace
+
+    runtime.submit(replace(request, plan=plan))
+    log.until(lambda: bool(log.of(LineCompleted) or log.of(FallbackUsed)))
+    return log, backend
+
+
+def test_selection_skips_a_failing_candidate(make_runtime: Callable[..., AiRuntime]) -> None:
+    log, backend = _run(make_runtime, _plan())
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    # The first candidate names an absent villager; the second is good and ends the draw.
+    assert done.text == "Oi, that crate nearly got me."
+    assert [v.faults for v in done.candidates] == [("absent_name",), ()]
+    assert backend.generate_calls == 2
+
+
+def test_best_of_draws_all_and_scores_contrast(make_runtime: Callable[..., AiRuntime]) -> None:
+    log, backend = _run(make_runtime, _plan(settle="best", contrast=True, openers=("Oi,",)))
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    assert len(done.candidates) == 3
+    assert all(v.contrast is not None for v in done.candidates)
+    assert backend.generate_calls == 3
+
+
+def test_no_passing_candidate_falls_back(make_runtime: Callable[..., AiRuntime]) -> None:
+    log, _ = _run(make_runtime, _plan(openers=("Brann?",), count=2))
+    (failed,) = log.of(LineFailed)
+    assert isinstance(failed, LineFailed)
+    assert failed.reason == "rejected"
+    assert len(failed.candidates) == 2
+    assert len(log.of(FallbackUsed)) == 1
+
+
+def test_a_spent_budget_stops_the_draw_once_a_line_passes(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    # Showable but off topic: with time left it would draw again for a better one.
+    log, backend = _run(
+        make_runtime, _plan(openers=("Oi,",), budget_s=0.001), lambda p: "lovely weather."
+    )
+    assert backend.generate_calls == 1
+    assert log.of(LineCompleted)
+    # Until a line passes, the budget does not stop the draw: the timeout does.
+    log, backend = _run(make_runtime, _plan(openers=("Brann?",), budget_s=0.001))
+    assert backend.generate_calls == 3
+    assert log.of(LineFailed)
+
+
+def test_waiting_work_of_the_same_class_stops_the_draw(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    backend = ScriptedBackend(fast_config(token_s=0.02).scripted, lambda p: "Oi, a crate here.")
+    runtime = make_runtime(fast_config(token_s=0.02), backend)
+    log = EventLog(runtime)
+    from dataclasses import replace
+
+    first = runtime.submit(
+        replace(make_request("a", npc_id=1), plan=_plan(settle="best", openers=()))
+    )
+    log.until(lambda: runtime.in_flight == 1)
+    runtime.submit(make_request("b", npc_id=2, priority=Priority.REACTIVE))
+    log.until(lambda: len(log.of(LineCompleted)) == 2)
+    done = log.of(LineCompleted, first)[0]
+    assert isinstance(done, LineCompleted)
+    assert len(done.candidates) == 1

@@ -1,0 +1,176 @@
+"""The line planner: openers, fact lookup, the chat window and what a plan asks for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ai import GenerationConfig, Priority
+from game.assets import AssetError
+from game.dialogue.facts import matching_facts
+from game.dialogue.line_plan import LineAskParts, LinePlanner, load_trigger_words
+from game.dialogue.memory import Memory
+from game.dialogue.persona_prompt import Persona, shared_context
+from game.sim.cast import Fact, load_cast, parse_cast
+from game.sim.events import Trigger
+
+
+@pytest.fixture(scope="module")
+def planner() -> LinePlanner:
+    cast = load_cast()
+    personas = {
+        i: Persona(s.name, s.role, s.persona, s.lines, s.openers, s.facts)
+        for i, s in enumerate(cast.npcs, start=1)
+    }
+    return LinePlanner(
+        shared_context(list(personas.values())),
+        personas,
+        load_trigger_words(),
+        GenerationConfig(candidates=3),
+        cast.facts,
+    )
+
+
+def test_openers_come_from_the_villagers_data_and_take_turns(planner: LinePlanner) -> None:
+    memory = Memory()
+    ask = LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="crate")
+    leads = []
+    for _ in range(3):
+        prompt, plan = planner.build(ask, memory)
+        assert set(plan.openers) == {"Ow!", "Ow, my arm!", "Who throws"}
+        assert prompt.opener == ""  # the worker sets each candidate's opener
+        leads.append(plan.openers[0])
+    assert len(set(leads)) == 3
+
+
+def test_the_opener_of_the_last_line_does_not_lead_again(planner: LinePlanner) -> None:
+    memory = Memory()
+    ask = LineAskParts(2, Trigger.GREET, Priority.PREDICTIVE)
+    for _ in range(4):
+        _, plan = planner.build(ask, memory)
+        last = next((t.text for t in reversed(memory.exchanges)), "")
+        assert not last.startswith(plan.openers[0])
+        memory.record_shown("Brann", f"{plan.openers[0]} Good to see you.")
+
+
+def test_plans_by_class(planner: LinePlanner) -> None:
+    memory = Memory()
+    _, chat = planner.build(
+        LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="What do you sell?"),
+        memory,
+    )
+    assert (chat.settle, chat.contrast, chat.openers) == ("first_pass", False, ())
+    assert "bread" in chat.criteria.keywords
+    _, reaction = planner.build(LineAskParts(1, Trigger.HIT, Priority.REACTIVE), memory)
+    assert (reaction.settle, reaction.contrast) == ("first_good", False)
+    _, prepared = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
+    assert (prepared.settle, prepared.count, prepared.contrast) == ("best", 3, True)
+
+
+def test_criteria_names_and_keywords(planner: LinePlanner) -> None:
+    ask = LineAskParts(
+        1, Trigger.NEAR_MISS, Priority.REACTIVE, listener="Brann the blacksmith", subject="barrel"
+    )
+    _, plan = planner.build(ask, Memory())
+    criteria = plan.criteria
+    assert criteria.speaker_names == ("Marta",)
+    assert "Brann" not in criteria.absent_names
+    assert "Marta" not in criteria.absent_names
+    assert "Pip" in criteria.absent_names
+    assert "barrel" in criteria.keywords
+    assert "nearly" in criteria.keywords
+    assert "Ow! My good arm!" in criteria.examples
+
+
+def test_chat_prompt_carries_the_matching_fact(planner: LinePlanner) -> None:
+    ask = LineAskParts(5, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Where is your ball?")
+    prompt, _ = planner.build(ask, Memory())
+    assert any("market hall roof" in note for note in prompt.notes)
+    # A villager the player asks about may be named in the answer.
+    ask = LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Who is Odo?")
+    prompt, plan = planner.build(ask, Memory())
+    assert any("Odo is the farmer" in note for note in prompt.notes)
+    assert "Odo" not in plan.criteria.absent_names
+    assert "Pip" in plan.criteria.absent_names
+
+
+@pytest.mark.parametrize(
+    ("npc", "question", "expected"),
+    [
+        ("baker", "What do you sell?", "rye bread"),
+        ("baker", "Where is your bakery?", "west end"),
+        ("baker", "Who is Odo?", "Odo is the farmer"),
+        ("guard", "Where is the well?", "The well is in the middle"),
+        ("child", "Where do you live?", "lives with their mum"),
+        ("elder", "What is this village called?", "This village is Millbrook"),
+    ],
+)
+def test_fact_lookup(npc: str, question: str, expected: str) -> None:
+    cast = load_cast()
+    spec = next(s for s in cast.npcs if s.id == npc)
+    (fact,) = matching_facts(question, spec.facts, cast.facts)
+    assert expected in fact.text
+
+
+def test_fact_lookup_finds_nothing_for_small_talk() -> None:
+    facts = (Fact(("bread",), "Bread is two coppers."),)
+    assert matching_facts("How are you?", facts) == ()
+    assert matching_facts("", facts) == ()
+
+
+def test_the_chat_window_is_bounded_and_sums_up_older_lines() -> None:
+    memory = Memory(window=4)
+    for i in range(10):
+        memory.record_shown("Player" if i % 2 == 0 else "Marta", f"line {i} about apples{i}")
+    assert [t.text for t in memory.exchanges] == [f"line {i} about apples{i}" for i in range(6, 10)]
+    assert memory.older == 6
+    assert memory.summary.startswith("Earlier 6 lines were exchanged about ")
+    assert "apples5" in memory.summary
+    assert "apples6" not in memory.summary
+    copy = Memory(window=4)
+    copy.restore(memory.exchanges, memory.facts, memory.older, memory.topics)
+    assert (copy.exchanges, copy.summary) == (memory.exchanges, memory.summary)
+
+
+def test_a_fresh_memory_has_no_summary() -> None:
+    memory = Memory()
+    memory.record_shown("Player", "Hi")
+    assert memory.summary == ""
+
+
+def test_bad_openers_and_facts_are_reported(tmp_path: Path) -> None:
+    raw = {
+        "villager": [
+            {
+                "id": "a",
+                "name": "A",
+                "role": "r",
+                "persona": "p",
+                "color": [1, 2, 3],
+                "home_x": 0,
+                "work_x": 0,
+                "lines": {t.value: ["x", "y"] for t in Trigger},
+                "openers": {"hit": ['Ow"']},
+            }
+        ]
+    }
+    with pytest.raises(AssetError, match=r"openers\.hit\[0\]"):
+        parse_cast(raw, tmp_path / "cast.toml")
+    raw["villager"][0]["openers"] = {"shout": ["Hey"]}
+    with pytest.raises(AssetError, match="unknown trigger"):
+        parse_cast(raw, tmp_path / "cast.toml")
+    raw["villager"][0]["openers"] = {}
+    raw["villager"][0]["facts"] = [{"about": [], "text": "t"}]
+    with pytest.raises(AssetError, match="about"):
+        parse_cast(raw, tmp_path / "cast.toml")
+
+
+def test_keyword_map_errors_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "k.toml"
+    path.write_text('[keywords]\nshout = ["hey"]\n')
+    with pytest.raises(AssetError, match="unknown trigger"):
+        load_trigger_words(path)
+    words = load_trigger_words()
+    assert words.version >= 1
+    assert "ow" in words.of(Trigger.HIT)
