@@ -73,6 +73,8 @@ class CandidateDraw:
         request = ticket.request
         clock = self._clock
         started = clock()
+        if plan.temperature is not None:
+            params = replace(params, temperature=plan.temperature)
         verdicts: list[Verdict] = []
         slowest = 0.0
         tokens = 0

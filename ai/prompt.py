@@ -30,20 +30,20 @@ def _context_block(context: str) -> str:
 
 
 def history_before_ask(spec: PromptSpec, player_text: str) -> tuple[Exchange, ...]:
-    """The history without a final player line that repeats the ask.
+    """The history without the player's latest line when it is the ask itself.
 
     The game remembers the player's words as soon as they are said, so the history
-    often ends with the very line that ``player_text`` carries; it goes in once.
+    often holds the very line that ``player_text`` carries; it goes in once, as the ask.
     """
-    history = tuple(turn for turn in spec.history if turn.text.strip())
-    if (
-        player_text
-        and history
-        and history[-1].speaker == PLAYER_NAME
-        and _single_line(history[-1].text) == _single_line(player_text)
-    ):
-        return history[:-1]
-    return history
+    history = [turn for turn in spec.history if turn.text.strip()]
+    if player_text:
+        asked = _single_line(player_text)
+        for i in range(len(history) - 1, -1, -1):
+            if history[i].speaker == PLAYER_NAME:
+                if _single_line(history[i].text) == asked:
+                    del history[i]
+                break
+    return tuple(history)
 
 
 def build_completion_prompt(spec: PromptSpec, player_text: str) -> str:

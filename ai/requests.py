@@ -62,7 +62,8 @@ class CandidatePlan:
     says when to stop drawing: at the first candidate that passes ("first_pass"), the
     first good one, on topic and not made less likely by the situation ("first_good"),
     or never ("best": all that time allows); the best one drawn is kept. ``contrast``
-    asks the backend for its contrastive score of each candidate. No new candidate
+    asks the backend for its contrastive score of each candidate; ``temperature``, when
+    set, replaces the configured one for these candidates. No new candidate
     starts later than ``budget_s`` after submit (0: only the request's timeout limits
     it), nor while a request of the same or higher priority is waiting. When no
     candidate passes, the request fails as "rejected" and the fallback line stands in.
@@ -74,6 +75,7 @@ class CandidatePlan:
     settle: Settle = "first_good"
     contrast: bool = False
     budget_s: float = 0.0
+    temperature: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,8 @@ _BUDGET_S: dict[Priority, float] = {
     Priority.AMBIENT: 3.0,
 }
 _CHAT_REDRAWS = 2
+# A reply that should pass on a fact does best sampled close to the likeliest words.
+_CHAT_TEMPERATURE = 0.3
 _REACTION_DRAWS = 3
 
 
@@ -170,7 +172,13 @@ class LinePlanner:
         openers = () if ask.trigger is Trigger.CHAT else self._openers(ask, speaker, memory)
         if ask.priority is Priority.PLAYER_CHAT:
             return CandidatePlan(
-                criteria, openers, _CHAT_REDRAWS, "first_pass", False, _BUDGET_S[ask.priority]
+                criteria,
+                openers,
+                _CHAT_REDRAWS,
+                "first_pass",
+                False,
+                _BUDGET_S[ask.priority],
+                _CHAT_TEMPERATURE,
             )
         if ask.priority is Priority.REACTIVE or ask.trigger is Trigger.FAREWELL:
             count = min(self._count, _REACTION_DRAWS)

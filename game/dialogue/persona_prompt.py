@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ai import PromptSpec
+from ai import Exchange, PromptSpec
 from game.dialogue.memory import Memory
 from game.dialogue.templates import fill
 from game.sim.cast import Fact
@@ -37,10 +37,10 @@ _EXAMPLE_TRIGGERS = (
 # Two answers that use what the villager knows, in the exact shape of a chat request: a
 # base model learns from them that a "knows" note is what the answer should say.
 _CHAT_DEMO = (
-    "Note: Odo the farmer knows: Odo's goat keeps getting out of its pen.",
+    'Odo the farmer (knows): "My goat keeps getting out of her pen."',
     'Player: "How is your goat?"',
-    'Odo the farmer (replying to the traveller): "Out of its pen again, the rascal."',
-    "Note: Sela the guard knows: The east gate is shut at dusk.",
+    'Odo the farmer (replying to the traveller): "Out of her pen again, the rascal."',
+    'Sela the guard (knows): "The east gate is shut at dusk."',
     'Player: "When does the gate close?"',
     'Sela the guard (replying to the traveller): "At dusk, citizen. Not a minute later."',
 )
@@ -107,6 +107,11 @@ def situation(trigger: Trigger, listener: str, subject: str = "", errand: str = 
             return f"replying to the {listener}"
 
 
+def _known_lines(speaker: Persona, known: Sequence[Fact]) -> tuple[Exchange, ...]:
+    """Facts as the villager's own words, just before the question, as the example shows."""
+    return tuple(Exchange(f"{speaker.label} (knows)", fact.text) for fact in known)
+
+
 def build_prompt(
     context: str,
     speaker: Persona,
@@ -127,12 +132,11 @@ def build_prompt(
     notes = [f"{speaker.name} remembers: {fact}." for fact in memory.facts]
     if chat and memory.summary:
         notes.append(memory.summary)
-    notes.extend(f"{speaker.label} knows: {fact.text}" for fact in known)
     return PromptSpec(
         context=context,
         speaker=speaker.label,
         situation=situation(trigger, listener, subject, errand),
         notes=tuple(notes),
-        history=memory.exchanges if chat else (),
+        history=(*memory.exchanges, *_known_lines(speaker, known)) if chat else (),
         player_text=player_text,
     )
