@@ -86,11 +86,13 @@ def test_criteria_names_and_keywords(planner: LinePlanner) -> None:
 def test_chat_prompt_carries_the_matching_fact(planner: LinePlanner) -> None:
     ask = LineAskParts(5, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Where is your ball?")
     prompt, _ = planner.build(ask, Memory())
-    assert any("market hall roof" in note for note in prompt.notes)
+    # The fact comes as the villager's own words, right before the question.
+    assert prompt.history[-1].speaker == "Pip the child (knows)"
+    assert "market hall roof" in prompt.history[-1].text
     # A villager the player asks about may be named in the answer.
     ask = LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Who is Odo?")
     prompt, plan = planner.build(ask, Memory())
-    assert any("Odo is the farmer" in note for note in prompt.notes)
+    assert "Odo is the farmer" in prompt.history[-1].text
     assert "Odo" not in plan.criteria.absent_names
     assert "Pip" in plan.criteria.absent_names
 
@@ -102,7 +104,7 @@ def test_chat_prompt_carries_the_matching_fact(planner: LinePlanner) -> None:
         ("baker", "Where is your bakery?", "west end"),
         ("baker", "Who is Odo?", "Odo is the farmer"),
         ("guard", "Where is the well?", "The well is in the middle"),
-        ("child", "Where do you live?", "lives with their mum"),
+        ("child", "Where do you live?", "live with my mum"),
         ("elder", "What is this village called?", "This village is Millbrook"),
     ],
 )
