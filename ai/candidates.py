@@ -127,9 +127,9 @@ class CandidateDraw:
     def _generate(
         self, ticket: Ticket, prompt: PromptSpec, params: GenerationParams
     ) -> tuple[str, int, float]:
-        """One candidate's raw text, token count and first-token time; chat streams it."""
+        """One candidate's raw text, token count and first-token time; streamed if asked."""
         clock = self._clock
-        streams = ticket.request.priority is Priority.PLAYER_CHAT
+        streams = ticket.request.stream
         runaway = self._hygiene.max_chars * _RUNAWAY_FACTOR
         raw = ""
         count = 0

@@ -200,6 +200,7 @@ class Harness:
             (ask.npc_id, ask.trigger),
             deadline,
             timeout,
+            stream=ask.trigger is Trigger.CHAT,
             plan=plan,
         )
         handle = arm.runtime.submit(request)
