@@ -4,10 +4,10 @@ A request with a :class:`CandidatePlan` gets up to ``plan.count`` generations, e
 its own opener. Each is cleaned like any line, judged by :mod:`ai.selection` and, when
 asked, scored by the model's contrast between the situation and a neutral prompt. A new
 candidate starts only while the request's budget and timeout leave room for one more
-and no request of the same or higher priority is waiting, so candidates never hold up
-another line (the budget binds only once a candidate could be shown: until then, another
-draw beats the template line while the timeout allows it); a cancel or a preemption
-stops them at the next token like any request.
+and no request of the same or higher priority is waiting, so candidates for a better
+line never hold up another line (both bind once a candidate could be shown: until then,
+another draw beats a certain template line while the timeout allows it). A cancel or a
+preemption stops them at the next token like any request.
 """
 
 from __future__ import annotations
@@ -116,11 +116,17 @@ class CandidateDraw:
     def _room_for_another(
         self, ticket: Ticket, plan: CandidatePlan, slowest: float, passed: bool
     ) -> bool:
-        """Whether one more candidate fits; the budget binds once one could be shown."""
+        """Whether one more candidate fits.
+
+        The budget and waiting work bind once a candidate could be shown: until then the
+        alternative is a template line for certain, so one more draw is worth the wait.
+        """
         finish = self._clock() + slowest
         if finish > ticket.timeout_at:
             return False
-        if passed and plan.budget_s > 0.0 and finish > ticket.submitted_at + plan.budget_s:
+        if not passed:
+            return True
+        if plan.budget_s > 0.0 and finish > ticket.submitted_at + plan.budget_s:
             return False
         return not self._others_waiting(ticket.priority)
 

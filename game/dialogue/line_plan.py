@@ -38,7 +38,7 @@ DEFAULT_KEYWORDS = "dialogue/keywords.toml"
 _BUDGET_S: dict[Priority, float] = {
     Priority.PLAYER_CHAT: 4.0,
     Priority.REACTIVE: 0.9,
-    Priority.PREDICTIVE: 1.6,
+    Priority.PREDICTIVE: 1.0,
     Priority.AMBIENT: 3.0,
 }
 _CHAT_REDRAWS = 2

@@ -192,7 +192,7 @@ def test_a_spent_budget_stops_the_draw_once_a_line_passes(
     assert log.of(LineFailed)
 
 
-def test_waiting_work_of_the_same_class_stops_the_draw(
+def test_waiting_work_of_the_same_class_stops_a_draw_that_has_a_line(
     make_runtime: Callable[..., AiRuntime],
 ) -> None:
     backend = ScriptedBackend(fast_config(token_s=0.02).scripted, lambda p: "Oi, a crate here.")
