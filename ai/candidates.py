@@ -1,13 +1,13 @@
 """Several candidate lines for one request, judged and narrowed to one, on the worker.
 
 A request with a :class:`CandidatePlan` gets up to ``plan.count`` generations, each from
-its own opener. Each is cleaned like any line, judged by :mod:`ai.selection` and, when
-asked, scored by the model's contrast between the situation and a neutral prompt. A new
-candidate starts only while the request's budget and timeout leave room for one more
-and no request of the same or higher priority is waiting, so candidates for a better
-line never hold up another line (both bind once a candidate could be shown: until then,
-another draw beats a certain template line while the timeout allows it). A cancel or a
-preemption stops them at the next token like any request.
+its own opener. Each is cleaned like any line and judged by :mod:`ai.selection`; when
+asked, and when two showable lines need ranking, the model's contrast between the
+situation and a neutral prompt is measured for them. Candidates use only time the worker
+would otherwise idle: a new one starts only while nothing else waits and the timeout
+(and, once a line could be shown, the budget) leaves room, and a draw for a better line
+stops at the next token when another request arrives. A cancel or a preemption stops
+any candidate at the next token, like any request.
 """
 
 from __future__ import annotations
@@ -58,12 +58,14 @@ class CandidateDraw:
         clock: Callable[[], float],
         emit: Callable[[Ticket, AiEvent], None],
         others_waiting: Callable[[Priority], bool],
+        queued: Callable[[], int],
     ) -> None:
         self._backend = backend
         self._hygiene = hygiene
         self._clock = clock
         self._emit = emit
         self._others_waiting = others_waiting
+        self._queued = queued
 
     def run(self, ticket: Ticket, plan: CandidatePlan, params: GenerationParams) -> AiEvent | None:
         """The request's outcome: the best line, or "rejected"; None once it was stopped.
@@ -75,33 +77,38 @@ class CandidateDraw:
         started = clock()
         if plan.temperature is not None:
             params = replace(params, temperature=plan.temperature)
-        verdicts: list[Verdict] = []
+        drawn: list[tuple[Verdict, PromptSpec]] = []
         slowest = 0.0
         tokens = 0
         first_token: float | None = None
         for k in range(max(1, plan.count)):
-            passed = any(v.passes for v in verdicts)
+            passed = any(v.passes for v, _ in drawn)
             if k and not self._room_for_another(ticket, plan, slowest, passed):
                 break
             prompt = request.prompt
             if plan.openers:
                 prompt = replace(prompt, opener=plan.openers[k % len(plan.openers)])
             begun = clock()
-            raw, count, first = self._generate(ticket, prompt, params)
+            # A draw for a better line gives way the moment other work arrives.
+            yields = self._yields(ticket) if passed else ticket.should_stop
+            raw, count, first = self._generate(ticket, prompt, params, yields)
             if ticket.cancel_reason is not None:
                 return None
             tokens += count
             if first_token is None and count:
                 first_token = first
-            verdicts.append(self._judge(raw, prompt, plan))
-            slowest = max(slowest, clock() - begun)
-            if _settled(verdicts[-1], plan):
+            if yields():
                 break
+            drawn.append((self._judge(raw, prompt, plan), prompt))
+            slowest = max(slowest, clock() - begun)
+            if _settled(drawn[-1][0], plan):
+                break
+        verdicts = self._contrasted(ticket, plan, drawn)
         ended = clock()
         best = pick(verdicts)
         if best is None:
             logger.debug("no candidate passed for npc %d: %s", request.npc_id, verdicts)
-            return LineFailed(ticket.handle, request, "rejected", tuple(verdicts))
+            return LineFailed(ticket.handle, request, "rejected", verdicts)
         first_at = started if first_token is None else first_token
         decode_s = ended - first_at
         stats = RequestStats(
@@ -111,27 +118,52 @@ class CandidateDraw:
             tokens_per_s=(tokens - 1) / decode_s if tokens > 1 and decode_s > 0 else 0.0,
             total_s=ended - ticket.submitted_at,
         )
-        return LineCompleted(ticket.handle, request, best.text, stats, tuple(verdicts))
+        return LineCompleted(ticket.handle, request, best.text, stats, verdicts)
+
+    def _yields(self, ticket: Ticket) -> Callable[[], bool]:
+        queued = self._queued
+        return lambda: ticket.should_stop() or queued() > 0
+
+    def _contrasted(
+        self, ticket: Ticket, plan: CandidatePlan, drawn: list[tuple[Verdict, PromptSpec]]
+    ) -> tuple[Verdict, ...]:
+        """The verdicts, with the model's contrast when it has two showable lines to rank.
+
+        Scored only when nothing else waits, and for all showable lines or for none, so
+        that lines are ranked on the same terms.
+        """
+        verdicts = tuple(v for v, _ in drawn)
+        showable = [(v, p) for v, p in drawn if v.passes]
+        if not plan.contrast or len(showable) < 2:
+            return verdicts
+        scored: dict[int, Verdict] = {}
+        for verdict, prompt in showable:
+            if ticket.should_stop() or self._queued() > 0:
+                return verdicts
+            continuation = _continuation(verdict.text, prompt.opener)
+            contrast = self._backend.contrast(prompt, neutral_prompt(prompt), continuation)
+            scored[id(verdict)] = judge(verdict.text, plan.criteria, contrast)
+        return tuple(scored.get(id(v), v) for v in verdicts)
 
     def _room_for_another(
         self, ticket: Ticket, plan: CandidatePlan, slowest: float, passed: bool
     ) -> bool:
-        """Whether one more candidate fits.
-
-        The budget and waiting work bind once a candidate could be shown: until then the
-        alternative is a template line for certain, so one more draw is worth the wait.
-        """
+        """Whether one more candidate fits: before the timeout, with nothing else waiting,
+        and within the budget once a candidate could be shown (until then the alternative
+        is a template line for certain, so one more draw is worth the time)."""
         finish = self._clock() + slowest
         if finish > ticket.timeout_at:
             return False
-        if not passed:
-            return True
-        if plan.budget_s > 0.0 and finish > ticket.submitted_at + plan.budget_s:
+        if passed and plan.budget_s > 0.0 and finish > ticket.submitted_at + plan.budget_s:
             return False
         return not self._others_waiting(ticket.priority)
 
     def _generate(
-        self, ticket: Ticket, prompt: PromptSpec, params: GenerationParams
+        self,
+        ticket: Ticket,
+        prompt: PromptSpec,
+        params: GenerationParams,
+        should_stop: Callable[[], bool],
     ) -> tuple[str, int, float]:
         """One candidate's raw text, token count and first-token time; streamed if asked."""
         clock = self._clock
@@ -140,7 +172,7 @@ class CandidateDraw:
         raw = ""
         count = 0
         first = clock()
-        stream = self._backend.generate(prompt, params, ticket.should_stop)
+        stream = self._backend.generate(prompt, params, should_stop)
         try:
             for piece in stream:
                 if count == 0:
@@ -170,9 +202,4 @@ class CandidateDraw:
             return Verdict(text, ("garbage",), False, None, 0.0)
         if find_blocked(text, hygiene.blocklist) is not None:
             return Verdict(text, ("blocked",), False, None, 0.0)
-        verdict = judge(text, plan.criteria)
-        if not plan.contrast or not verdict.passes:
-            return verdict  # a line that cannot be shown is not worth scoring
-        continuation = _continuation(text, prompt.opener)
-        contrast = self._backend.contrast(prompt, neutral_prompt(prompt), continuation)
-        return judge(text, plan.criteria, contrast)
+        return judge(text, plan.criteria)

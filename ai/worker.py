@@ -71,7 +71,7 @@ class Worker:
         self.progress = LoadProgress(0.0, "waiting to start", "loading")
         self._thread = threading.Thread(target=self._run, name="ai-worker", daemon=True)
         self._candidates = CandidateDraw(
-            backend, config.hygiene, clock, self._emit, self._others_waiting
+            backend, config.hygiene, clock, self._emit, self._others_waiting, self._queued
         )
 
     @property
@@ -222,6 +222,10 @@ class Worker:
 
     def _emit(self, ticket: Ticket, event: AiEvent) -> None:
         self._outbox.append((ticket, event))
+
+    def _queued(self) -> int:
+        # Read per token without the lock: a stale count only delays the stop by a token.
+        return self._scheduler.depth
 
     def _others_waiting(self, priority: Priority) -> bool:
         with self._cond:
