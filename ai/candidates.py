@@ -3,10 +3,11 @@
 A request with a :class:`CandidatePlan` gets up to ``plan.count`` generations, each from
 its own opener. Each is cleaned like any line and judged by :mod:`ai.selection`; when
 asked, and when two showable lines need ranking, the model's contrast between the
-situation and a neutral prompt is measured for them. Candidates use only time the worker
-would otherwise idle: a new one starts only while nothing else waits and the timeout
-(and, once a line could be shown, the budget) leaves room, and a draw for a better line
-stops at the next token when another request arrives. A cancel or a preemption stops
+situation and a neutral prompt is measured for them. A draw for a better line uses only
+time the worker would otherwise idle: it starts only while nothing else waits and the
+budget leaves room, and stops at the next token when another request arrives. A draw
+because nothing drawn could be shown may keep other work waiting, never past its start
+deadline. A cancel or a preemption stops
 any candidate at the next token, like any request.
 """
 
@@ -57,14 +58,14 @@ class CandidateDraw:
         hygiene: HygieneConfig,
         clock: Callable[[], float],
         emit: Callable[[Ticket, AiEvent], None],
-        others_waiting: Callable[[Priority], bool],
+        next_deadline: Callable[[Priority], float | None],
         queued: Callable[[], int],
     ) -> None:
         self._backend = backend
         self._hygiene = hygiene
         self._clock = clock
         self._emit = emit
-        self._others_waiting = others_waiting
+        self._next_deadline = next_deadline
         self._queued = queued
 
     def run(self, ticket: Ticket, plan: CandidatePlan, params: GenerationParams) -> AiEvent | None:
@@ -148,15 +149,21 @@ class CandidateDraw:
     def _room_for_another(
         self, ticket: Ticket, plan: CandidatePlan, slowest: float, passed: bool
     ) -> bool:
-        """Whether one more candidate fits: before the timeout, with nothing else waiting,
-        and within the budget once a candidate could be shown (until then the alternative
-        is a template line for certain, so one more draw is worth the time)."""
+        """Whether one more candidate fits before the timeout.
+
+        A draw for a better line needs the budget and an idle queue. A draw because no
+        line could be shown yet (the alternative is a template line for certain) may
+        keep waiting work waiting, but never past the start deadline of any of it.
+        """
         finish = self._clock() + slowest
         if finish > ticket.timeout_at:
             return False
-        if passed and plan.budget_s > 0.0 and finish > ticket.submitted_at + plan.budget_s:
+        waiting = self._next_deadline(ticket.priority)
+        if not passed:
+            return waiting is None or finish < waiting
+        if plan.budget_s > 0.0 and finish > ticket.submitted_at + plan.budget_s:
             return False
-        return not self._others_waiting(ticket.priority)
+        return waiting is None
 
     def _generate(
         self,

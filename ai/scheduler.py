@@ -84,9 +84,10 @@ class Scheduler:
         """Number of queued (not running) requests."""
         return self._depth
 
-    def waiting_at_or_above(self, priority: Priority) -> bool:
-        """True when a request of ``priority`` or higher is queued."""
-        return any(self._queues[p] for p in Priority if p >= priority)
+    def earliest_deadline_at_or_above(self, priority: Priority) -> float | None:
+        """The soonest start deadline among queued requests of ``priority`` or higher."""
+        deadlines = [t.deadline_at for p in Priority if p >= priority for t in self._queues[p]]
+        return min(deadlines) if deadlines else None
 
     def find(self, signature: str) -> Ticket | None:
         """The queued or running request with this signature, if any."""

@@ -71,7 +71,7 @@ class Worker:
         self.progress = LoadProgress(0.0, "waiting to start", "loading")
         self._thread = threading.Thread(target=self._run, name="ai-worker", daemon=True)
         self._candidates = CandidateDraw(
-            backend, config.hygiene, clock, self._emit, self._others_waiting, self._queued
+            backend, config.hygiene, clock, self._emit, self._next_deadline, self._queued
         )
 
     @property
@@ -227,9 +227,9 @@ class Worker:
         # Read per token without the lock: a stale count only delays the stop by a token.
         return self._scheduler.depth
 
-    def _others_waiting(self, priority: Priority) -> bool:
+    def _next_deadline(self, priority: Priority) -> float | None:
         with self._cond:
-            return self._scheduler.waiting_at_or_above(priority)
+            return self._scheduler.earliest_deadline_at_or_above(priority)
 
     def _stopped(self, ticket: Ticket) -> None:
         """Generation stopped on a cancel flag: requeue a preempted request if it may."""
