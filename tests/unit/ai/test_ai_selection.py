@@ -209,3 +209,23 @@ def test_waiting_work_of_the_same_class_stops_a_draw_that_has_a_line(
     done = log.of(LineCompleted, first)[0]
     assert isinstance(done, LineCompleted)
     assert len(done.candidates) == 1
+
+
+# A candidate takes about 0.4 s here: a second one would end past a 0.6 s start deadline
+# of the waiting request, which has not passed yet when the first candidate ends.
+@pytest.mark.parametrize(("waiting_deadline_s", "redrawn"), [(30.0, True), (0.6, False)])
+def test_a_redraw_never_pushes_waiting_work_past_its_deadline(
+    make_runtime: Callable[..., AiRuntime], waiting_deadline_s: float, redrawn: bool
+) -> None:
+    from dataclasses import replace
+
+    config = fast_config(token_s=0.2)
+    backend = ScriptedBackend(config.scripted, _script)
+    runtime = make_runtime(config, backend)
+    log = EventLog(runtime)
+    # The first candidate names an absent villager and cannot be shown.
+    first = runtime.submit(replace(make_request("a", npc_id=1), plan=_plan(count=2)))
+    log.until(lambda: runtime.in_flight == 1)
+    runtime.submit(make_request("b", npc_id=2, deadline_s=waiting_deadline_s))
+    log.until(lambda: bool(log.of(LineCompleted, first) or log.of(LineFailed, first)))
+    assert bool(log.of(LineCompleted, first)) is redrawn
