@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,12 +18,14 @@ from ai import (
     AiConfig,
     AiRuntime,
     CandidatePlan,
+    GenerationParams,
     LineCompleted,
     LineCriteria,
     LineRequest,
     LlamaBackend,
     Priority,
 )
+from ai.candidates import neutral_prompt
 from game.dialogue.memory import Memory
 from game.dialogue.persona_prompt import Persona, build_prompt, shared_context
 from game.sim.cast import load_cast
@@ -86,7 +89,29 @@ def test_selection_passes_over_a_failing_candidate() -> None:
     assert second.passes
     assert done.text == second.text
     assert done.text.startswith("Watch it,")
-    assert all(v.contrast is not None for v in done.candidates if v.passes)
+
+
+def test_the_contrast_favours_a_line_about_the_situation() -> None:
+    cast = load_cast()
+    personas = [Persona(s.name, s.role, s.persona, s.lines, s.openers, s.facts) for s in cast.npcs]
+    prompt = build_prompt(
+        shared_context(personas), personas[0], Trigger.HIT, "traveller", Memory(), subject="crate"
+    )
+    prompt = replace(prompt, opener="Ow!")
+    neutral = neutral_prompt(prompt)
+    backend = LlamaBackend(AiConfig())  # used from this one thread only
+    backend.load(lambda fraction, stage: None)
+    try:
+        about = backend.contrast(prompt, neutral, " That crate nearly broke my arm!")
+        other = backend.contrast(prompt, neutral, " The weather is lovely for baking.")
+        assert about is not None
+        assert other is not None
+        assert about > other
+        # The cache is still usable: a line generates after scoring.
+        params = GenerationParams.from_config(AiConfig().generation, max_tokens=8)
+        assert "".join(backend.generate(prompt, params, lambda: False)).startswith("Ow!")
+    finally:
+        backend.close()
 
 
 class _NoFallback:
