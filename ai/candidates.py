@@ -109,7 +109,7 @@ class CandidateDraw:
         best = pick(verdicts)
         if best is None:
             logger.debug("no candidate passed for npc %d: %s", request.npc_id, verdicts)
-            return LineFailed(ticket.handle, request, "rejected", verdicts)
+            return LineFailed(ticket.handle, request, "rejected", candidates=verdicts)
         first_at = started if first_token is None else first_token
         decode_s = ended - first_at
         stats = RequestStats(
@@ -119,7 +119,7 @@ class CandidateDraw:
             tokens_per_s=(tokens - 1) / decode_s if tokens > 1 and decode_s > 0 else 0.0,
             total_s=ended - ticket.submitted_at,
         )
-        return LineCompleted(ticket.handle, request, best.text, stats, verdicts)
+        return LineCompleted(ticket.handle, request, best.text, stats, candidates=verdicts)
 
     def _yields(self, ticket: Ticket) -> Callable[[], bool]:
         queued = self._queued

@@ -25,6 +25,7 @@ from ai.config import AiConfig
 from ai.prompt import build_chat_messages, build_completion_prompt
 from ai.requests import PromptSpec
 from ai.scoring import TokenScorer
+from ai.streaming import with_opener
 
 if TYPE_CHECKING:
     from ai.token_loop import TokenLoop
@@ -208,25 +209,6 @@ class LlamaBackend:
         self._token_scorer = None
         if llm is not None:
             llm.close()
-
-
-def with_opener(opener: str, pieces: Iterator[str]) -> Iterator[str]:
-    """The opener (already in the prompt) joined to the first piece the model writes.
-
-    Joined rather than sent ahead, so the time to the first piece stays the model's.
-    A model that writes nothing still leaves the opener as the line.
-    """
-    pending = opener
-    try:
-        for piece in pieces:
-            yield pending + piece
-            pending = ""
-    finally:
-        close = getattr(pieces, "close", None)
-        if close is not None:
-            close()
-    if pending:
-        yield pending
 
 
 def _close_stream(stream: Any) -> None:

@@ -33,7 +33,7 @@ from ai.backend import GenerationError, GenerationParams, ProgressCallback, Stop
 from ai.config import RemoteConfig
 from ai.prompt import build_chat_messages, build_completion_prompt
 from ai.requests import PromptSpec
-from ai.streaming import StopFilter
+from ai.streaming import StopFilter, with_opener
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +100,17 @@ class OpenAiBackend:
             raise RuntimeError("generate() called before load()")
         if self._url_problem:
             raise GenerationError("bad url", self._url_problem)
+        pieces = self._pieces(loop, prompt, params, should_stop)
+        # A completion prompt ends in the opener, which the server does not send back.
+        yield from pieces if self._chat else with_opener(prompt.opener, pieces)
+
+    def _pieces(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        prompt: PromptSpec,
+        params: GenerationParams,
+        should_stop: StopCheck,
+    ) -> Iterator[str]:
         deadline = time.monotonic() + self._config.request_timeout_s
         stream = self._stream(self._body(prompt, params), params)
         try:
@@ -110,6 +121,10 @@ class OpenAiBackend:
                 yield piece
         finally:
             loop.run_until_complete(stream.aclose())
+
+    def contrast(self, prompt: PromptSpec, neutral: PromptSpec, continuation: str) -> float | None:
+        """Not measured over the network: candidates from a server rank without it."""
+        return None
 
     def _body(self, prompt: PromptSpec, params: GenerationParams) -> dict[str, Any]:
         body: dict[str, Any] = {

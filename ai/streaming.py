@@ -8,6 +8,7 @@ start of a stop string, and never releases the stop string itself.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 logger = logging.getLogger(__name__)
 
@@ -57,3 +58,22 @@ class StopFilter:
         """Release text held back at the end of generation."""
         held, self._held = self._held, ""
         return "" if self.stopped else held
+
+
+def with_opener(opener: str, pieces: Iterator[str]) -> Iterator[str]:
+    """The opener (already in the prompt) joined to the first piece the model writes.
+
+    Joined rather than sent ahead, so the time to the first piece stays the model's.
+    A model that writes nothing still leaves the opener as the line.
+    """
+    pending = opener
+    try:
+        for piece in pieces:
+            yield pending + piece
+            pending = ""
+    finally:
+        close = getattr(pieces, "close", None)
+        if close is not None:
+            close()
+    if pending:
+        yield pending
