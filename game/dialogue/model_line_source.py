@@ -161,6 +161,10 @@ class ModelLineSource:
     def _ready(self) -> bool:
         return self.runtime.load_progress().state == "ready"
 
+    def _busy(self) -> bool:
+        metrics = self.runtime.metrics()
+        return metrics.in_flight > 0 or metrics.queue_depth > 0
+
     def _crowded(self, ask: LineAsk) -> bool:
         """Whether enough villagers already answer this crowd event with model lines."""
         if ask.trigger not in _CROWD_TRIGGERS:
@@ -263,7 +267,8 @@ class ModelLineSource:
             time.sleep(0.02)
         if self._ready():
             self.poll(self.world.tick)  # starts the warm-up
-            while self.runtime.metrics().in_flight and time.monotonic() < end:
+            # Queued counts too: right after submit the worker may not have taken it yet.
+            while self._busy() and time.monotonic() < end:
                 time.sleep(0.02)
                 self.poll(self.world.tick)
         return self.runtime.load_progress().state

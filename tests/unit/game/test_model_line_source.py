@@ -485,3 +485,15 @@ def test_greeting_asked_in_sync_mode_while_its_prediction_runs_is_shown(
     assert ready.origin == "prepared"
     assert village.dialogue.board.text_of(marta) == ready.text
     assert source.greetings.report()["used"] == 1
+
+
+def test_wait_ready_returns_once_the_warm_up_has_run(
+    make_village: Callable[..., Session],
+) -> None:
+    # Right after the warm-up is submitted it is queued, not yet running: waiting only
+    # while something runs would let the first measured ticks pay for the warm-up.
+    village = make_village(wait=False)
+    assert village.ai.wait_ready(5.0) == "ready"
+    metrics = source_of(village).runtime.metrics()
+    assert (metrics.queue_depth, metrics.in_flight) == (0, 0)
+    assert metrics.completed + sum(metrics.failed.values()) >= 1
