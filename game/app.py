@@ -6,13 +6,21 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ai import Backend, LlamaBackend, ScriptedBackend, build_router
+from ai import (
+    AiConfig,
+    Backend,
+    FallbackSource,
+    LlamaBackend,
+    Router,
+    ScriptedBackend,
+    build_router,
+)
 from game.assets import AssetError, asset_path
 from game.config import CONFIG_DIR, Settings, load_settings
 from game.dialogue.dialogue import Dialogue
@@ -35,6 +43,10 @@ from game.sim.world import World
 logger = logging.getLogger(__name__)
 
 _CROWD_EXTRA_NPCS = 24
+
+#: Builds the model runtime from its settings, backend and fallback; ``build_router``
+#: unless a benchmark swaps in a peer design.
+RuntimeFactory = Callable[[AiConfig, Backend, FallbackSource], Router]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +75,7 @@ class Options:
     launched_at: float | None = None
 
 
-def run(options: Options) -> int:
+def run(options: Options, runtime_factory: RuntimeFactory = build_router) -> int:
     """Run the game as ``options`` ask; returns the exit code (2 for a player's mistake)."""
     logging.basicConfig(
         level=getattr(logging, options.log_level, logging.INFO),
@@ -75,7 +87,7 @@ def run(options: Options) -> int:
             log = None
             if options.bubble_log is not None:
                 log = stack.enter_context(options.bubble_log.open("w", encoding="utf-8"))
-            village = build_village(settings, bubble_log=log)
+            village = build_village(settings, bubble_log=log, runtime_factory=runtime_factory)
         except (ConfigError, AssetError) as exc:
             print(f"zerostall: error: {exc}", file=sys.stderr)
             return 2
@@ -92,11 +104,13 @@ def build_village(
     settings: Settings,
     backend: Backend | None = None,
     bubble_log: IO[str] | None = None,
+    runtime_factory: RuntimeFactory = build_router,
 ) -> Session:
     """Load the level and villagers and wire the dialogue. Raises AssetError, ConfigError.
 
     ``backend`` writes the villagers' lines when the AI is on; by default the one that
-    ``ai.model.backend`` names (llama.cpp, or the scripted fake).
+    ``ai.model.backend`` names (llama.cpp, or the scripted fake). ``runtime_factory``
+    builds the runtime that serves it.
     """
     world_config = settings.game.world
     level = load_level(asset_path(world_config.level))
@@ -121,7 +135,9 @@ def build_village(
     if dialogue_config.ai_mode == "off":
         source = status = TemplateLineSource(templates, {world.player_status().id: "traveller"})
     else:
-        model = _model_source(settings, backend, world, specs, templates, memories, disruptions)
+        model = _model_source(
+            settings, backend, runtime_factory, world, specs, templates, memories, disruptions
+        )
         model.checker.record_facts = bubble_log is not None
         source = status = model
     dialogue = Dialogue(
@@ -147,6 +163,7 @@ def _spec(world: World, npc_id: int) -> NpcSpec:
 def _model_source(
     settings: Settings,
     backend: Backend | None,
+    runtime_factory: RuntimeFactory,
     world: World,
     specs: Mapping[int, NpcSpec],
     templates: TemplateLines,
@@ -159,8 +176,9 @@ def _model_source(
         backend = (
             ScriptedBackend(ai.scripted) if ai.model.backend == "scripted" else LlamaBackend(ai)
         )
-    # The local tier always; an OpenAI-compatible server as a second tier when configured.
-    runtime = build_router(ai, backend, TemplateFallback(templates))
+    # By default the local tier always, and an OpenAI-compatible server as a second tier
+    # when configured.
+    runtime = runtime_factory(ai, backend, TemplateFallback(templates))
     runtime.start()
     personas = {
         npc_id: Persona(

@@ -1,10 +1,22 @@
-"""The zero-stall benchmark: the same scenarios with the AI off, async and sync, in one run.
+"""The zero-stall benchmark: the same scenarios with the AI off, async, sync and the plain peer.
 
-Every configuration runs as its own headless process (``python -m game --headless``),
-paced at real time so the model beside the loop sees what a player's game would see.
+Every configuration runs as its own headless game process (``tools/bench_game.py``,
+which is ``python -m game`` with a choice of runtime), paced at real time so the model
+beside the loop sees what a player's game would see. The modes:
+
+- ``off``: template lines only, no model;
+- ``async``: the game's ``AiRuntime`` (zero stall); ``sync``: the naive baseline;
+- ``plain``: the same game served by the textbook design, the simplest peer
+  (``tools/plain_runtime.py``: a ``queue.Queue``, one worker thread calling
+  ``Llama.create_completion(stream=True)``, a task queue drained every tick);
+- ``async-busy`` and ``plain-busy``: the same two with the worker kept generating back
+  to back by filler lines the game never sees, so it is busy the whole time, not only
+  when the game asks.
+
 Modes are interleaved within each repeat, so machine noise hits them alike, and every
 ratio is taken between runs of the same repeat. Then a scale sweep raises villagers and
-props together. Writes ``bench/results.json`` and PNG charts.
+props together. Each run records the machine's load average. Writes
+``bench/results.json``, ``bench/results.md`` (the README's tables) and PNG charts.
 
 ``--tiers`` measures the remote tier instead, against llama.cpp's own server started on
 127.0.0.1 with the packaged model: the same machine, so the server competes with the
@@ -35,22 +47,43 @@ sys.path.insert(0, str(ROOT))
 from tools.bubble_audit import audit  # noqa: E402
 from tools.loopback import LlamaServer  # noqa: E402
 
-MODES = ("off", "async", "sync")
+MODES = ("off", "async", "sync", "plain", "async-busy", "plain-busy")
+SCENARIOS = ("village", "ambush", "crowd")
+# mode -> (the game's --ai flag, this tool's runtime flags)
+_MODE_FLAGS: dict[str, tuple[str, list[str]]] = {
+    "off": ("off", []),
+    "async": ("async", []),
+    "sync": ("sync", []),
+    "plain": ("async", ["--runtime", "plain"]),
+    "async-busy": ("async", ["--back-to-back"]),
+    "plain-busy": ("async", ["--runtime", "plain", "--back-to-back"]),
+}
+# Each pair: the project's runtime and its peer, compared within one repeat.
+PAIRS = (("async", "plain"), ("async-busy", "plain-busy"))
 BASE_NPCS, BASE_PROPS = 7, 67  # the village as shipped
 
 
-def run_game(args: list[str], workdir: Path, tag: str) -> dict[str, Any]:
+def run_game(
+    args: list[str], workdir: Path, tag: str, runtime: list[str] | None = None
+) -> dict[str, Any]:
     """Run one headless game; return its report with the bubble-log audit folded in."""
     report_path, log_path = workdir / f"{tag}.json", workdir / f"{tag}.jsonl"
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
-    command = [sys.executable, "-m", "game", "--headless", "--samples", "--log", "WARNING"]
+    command = [sys.executable, str(ROOT / "tools" / "bench_game.py"), *(runtime or [])]
+    command += ["--headless", "--samples", "--log", "WARNING"]
     command += ["--report", str(report_path), "--bubble-log", str(log_path), *args]
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     result = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
+    if result.returncode != 0 and not report_path.exists():
         raise SystemExit(f"{tag} failed ({result.returncode}):\n{result.stderr[-2000:]}")
     report: dict[str, Any] = json.loads(report_path.read_text())
+    # The report is written before shutdown; a crash after it is counted, not hidden.
+    report["exit_code"] = result.returncode
+    if result.returncode != 0:
+        print(f"  {tag}: exited with {result.returncode} after writing its report", flush=True)
     report["audit"] = audit(log_path)
+    report["loadavg_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
     tick = report["tick_ms"]
     elapsed = time.perf_counter() - started
     print(
@@ -85,6 +118,8 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
         "audit": report["audit"],
         "npcs": report["npcs"],
         "props": report["props"],
+        "loadavg_1min": report["loadavg_1min"],
+        "exit_code": report["exit_code"],
     }
 
 
@@ -96,16 +131,18 @@ def median(values: list[float]) -> float:
 def bench_modes(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     """Each scenario in each mode, interleaved, ``repeats`` times."""
     runs: dict[str, list[dict[str, Any]]] = {}
-    scenarios = ("village", "ambush", "crowd")
+    scenarios = args.scenarios
     for rep in range(args.repeats):
         print(f"repeat {rep + 1}/{args.repeats}", flush=True)
         for scenario in scenarios:
-            for mode in MODES:
+            for mode in args.modes:
                 if scenario == "crowd" and mode == "sync":
                     continue  # the sync stall is already shown; a crowd only lengthens it
                 tag = f"{scenario}-{mode}-r{rep}"
-                flags = ["--scenario", scenario, "--ai", mode, "--ticks", str(args.ticks)]
-                runs.setdefault(f"{scenario}/{mode}", []).append(run_game(flags, workdir, tag))
+                ai_flag, runtime = _MODE_FLAGS[mode]
+                flags = ["--scenario", scenario, "--ai", ai_flag, "--ticks", str(args.ticks)]
+                report = run_game(flags, workdir, tag, runtime)
+                runs.setdefault(f"{scenario}/{mode}", []).append(report)
     results: dict[str, Any] = {}
     for key, reports in runs.items():
         results[key] = {
@@ -115,7 +152,9 @@ def bench_modes(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         }
     for scenario in scenarios:
         off = runs.get(f"{scenario}/off", [])
-        for mode in ("async", "sync"):
+        for mode in args.modes:
+            if mode == "off":
+                continue
             paired = list(zip(runs.get(f"{scenario}/{mode}", []), off, strict=False))
             if paired:
                 ratios = [a["tick_ms"]["p99"] / max(b["tick_ms"]["p99"], 1e-6) for a, b in paired]
@@ -132,6 +171,34 @@ def bench_modes(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         for key, reports in runs.items()
     }
     return results
+
+
+def compare_peers(results: dict[str, Any], scenarios: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Tick p99 over AI off, and tokens/s, for the runtime beside its plain peer."""
+    rows = []
+    for scenario in scenarios:
+        for mine, peer in PAIRS:
+            a, b = results.get(f"{scenario}/{mine}"), results.get(f"{scenario}/{peer}")
+            if a is None or b is None or "tick_p99_ratio_vs_off" not in a:
+                continue
+            ratio_a, ratio_b = a["tick_p99_ratio_vs_off"], b["tick_p99_ratio_vs_off"]
+            rows.append(
+                {
+                    "scenario": scenario,
+                    "runtime": mine,
+                    "peer": peer,
+                    "tick_p99_over_off": {mine: ratio_a, peer: ratio_b},
+                    "tokens_per_s_p50": {
+                        mine: [r["tokens_per_s"]["p50"] for r in a["runs"]],
+                        peer: [r["tokens_per_s"]["p50"] for r in b["runs"]],
+                    },
+                    "repeats_runtime_at_most_peer": sum(
+                        x <= y for x, y in zip(ratio_a, ratio_b, strict=False)
+                    ),
+                    "repeats": min(len(ratio_a), len(ratio_b)),
+                }
+            )
+    return rows
 
 
 def bench_scale(args: argparse.Namespace, workdir: Path) -> list[dict[str, Any]]:
@@ -245,14 +312,35 @@ def tier_table(tiers: dict[str, Any]) -> str:
     return "\n".join(rows) + "\n"
 
 
+def span(values: list[float], unit: str = " ms") -> str:
+    """``low–high`` with two decimals, or one value when they print alike."""
+    low, high = min(values), max(values)
+    return f"{low:.2f}{unit}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}{unit}"
+
+
+def peer_table(peers: list[dict[str, Any]]) -> str:
+    """The runtime beside the plain peer: tick p99 over AI off, tokens/s, per repeat."""
+    rows = [
+        "| scenario | worker busy | tick p99 / off: runtime | tick p99 / off: plain "
+        "| runtime ≤ plain | tokens/s p50: runtime | tokens/s p50: plain |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in peers:
+        mine, peer = row["runtime"], row["peer"]
+        ratios, rates = row["tick_p99_over_off"], row["tokens_per_s_p50"]
+        busy = "back to back" if mine.endswith("busy") else "as the game asks"
+        rows.append(
+            f"| {row['scenario']} | {busy} "
+            f"| {', '.join(f'{r:.2f}' for r in ratios[mine])} "
+            f"| {', '.join(f'{r:.2f}' for r in ratios[peer])} "
+            f"| {row['repeats_runtime_at_most_peer']} of {row['repeats']} "
+            f"| {span(rates[mine], '')} | {span(rates[peer], '')} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
 def tables(results: dict[str, Any], scale: list[dict[str, Any]]) -> str:
     """The README's tables, written straight from the results so nothing is retyped."""
-
-    def span(values: list[float], unit: str = " ms") -> str:
-        low, high = min(values), max(values)
-        return (
-            f"{low:.2f}{unit}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f}–{high:.2f}{unit}"
-        )
 
     rows = [
         "| scenario | AI | tick p50 | tick p99 | tick max | overruns | greetings within 1 tick "
@@ -295,8 +383,8 @@ def tables(results: dict[str, Any], scale: list[dict[str, Any]]) -> str:
     return out
 
 
-def charts(results: dict[str, Any], out_dir: Path) -> list[str]:
-    """Frame-time distributions, encounter latency and tokens per second, as PNGs."""
+def charts(results: dict[str, Any], peers: list[dict[str, Any]], out_dir: Path) -> list[str]:
+    """Frame-time distributions, peer ratios, encounter latency and tokens/s, as PNGs."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -305,19 +393,28 @@ def charts(results: dict[str, Any], out_dir: Path) -> list[str]:
     samples = results["_samples"]
     written = []
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    for mode, colour in (("off", "#888888"), ("async", "#2a9d3a"), ("sync", "#d1492e")):
+    for mode, colour in (
+        ("off", "#888888"),
+        ("async", "#2a9d3a"),
+        ("plain", "#3a6ea5"),
+        ("async-busy", "#7ac77f"),
+        ("plain-busy", "#8fb3de"),
+        ("sync", "#d1492e"),
+    ):
         ticks = sorted(samples.get(f"village/{mode}", {}).get("tick_ms", []))
         if ticks:
             share = [100.0 * (i + 1) / len(ticks) for i in range(len(ticks))]
-            ax.plot(ticks, share, label=f"AI {mode}", color=colour, linewidth=2)
+            ax.plot(ticks, share, label=f"AI {mode}", color=colour, linewidth=1.5)
     ax.axvline(1000 / 60, color="black", linestyle="--", linewidth=1, label="16.7 ms budget")
     ax.set_xscale("log")
     ax.set_xlabel("tick processing time (ms, log scale)")
     ax.set_ylabel("ticks at or below (%)")
-    ax.set_title("Session scenario: time per tick, AI off / async / sync")
+    ax.set_title("Village: time per tick, AI off / runtime / plain peer / sync")
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
     written.append(_save(fig, out_dir / "frame_times.png"))
+    if peers:
+        written.append(_peer_chart(peers, out_dir / "tick_p99_vs_peer.png"))
 
     fig, ax = plt.subplots(figsize=(8, 4))
     latency = samples.get("village/async", {}).get("greet_latency_ticks", [])
@@ -329,8 +426,8 @@ def charts(results: dict[str, Any], out_dir: Path) -> list[str]:
     ax.set_title("Encounter latency, village scenario, async (0 = same tick)")
     written.append(_save(fig, out_dir / "encounter_latency.png"))
 
-    fig, ax = plt.subplots(figsize=(8, 4))
-    keys = [k for k in results if k.endswith("/async") or k.endswith("/sync")]
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    keys = [k for k in results if not k.startswith("_") and not k.endswith("/off")]
     values = [
         median([r["tokens_per_s"]["p50"] for r in results[k]["runs"] if r["tokens_per_s"]])
         for k in keys
@@ -338,15 +435,54 @@ def charts(results: dict[str, Any], out_dir: Path) -> list[str]:
     ax.bar(keys, values, color="#3a6ea5")
     ax.set_title("Generation speed with the game running (tokens/s p50, median of runs)")
     ax.set_ylabel("tokens/s")
-    ax.tick_params(axis="x", rotation=30)
+    ax.tick_params(axis="x", rotation=45)
     written.append(_save(fig, out_dir / "tokens_per_s.png"))
     return written
+
+
+def _peer_chart(peers: list[dict[str, Any]], path: Path) -> str:
+    """Tick p99 over AI off per scenario: the runtime's bars beside the plain peer's."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.38
+    labels = []
+    for i, row in enumerate(peers):
+        labels.append(f"{row['scenario']}\n{'busy' if row['runtime'].endswith('busy') else 'game'}")
+        for side, (mode, colour) in enumerate(
+            ((row["runtime"], "#2a9d3a"), (row["peer"], "#3a6ea5"))
+        ):
+            ratios = row["tick_p99_over_off"][mode]
+            mid = statistics.median(ratios)
+            ax.bar(
+                i + (side - 0.5) * width,
+                mid,
+                width,
+                yerr=[[mid - min(ratios)], [max(ratios) - mid]],
+                color=colour,
+                capsize=3,
+                label=("runtime" if side == 0 else "plain peer") if i == 0 else None,
+            )
+    ax.axhline(1.0, color="black", linewidth=1)
+    ax.axhline(1.10, color="black", linestyle="--", linewidth=1, label="target 1.10")
+    ax.set_xticks(range(len(peers)), labels)
+    ax.set_ylabel("tick p99 / AI off (median, range over repeats)")
+    ax.set_title("Tick p99 beside the model: the runtime and the plain worker, same run")
+    ax.legend()
+    ax.grid(alpha=0.3, axis="y")
+    return _save(fig, path)
 
 
 def _save(fig: Any, path: Path) -> str:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    return str(path.relative_to(ROOT))
+    return _shown(path)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def machine() -> dict[str, Any]:
@@ -377,32 +513,53 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="1 repeat of 300 ticks, no sweep")
     parser.add_argument("--no-scale", action="store_true", help="skip the scale sweep")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma separated")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma separated")
     parser.add_argument("--tiers", action="store_true", help="the remote tier's benchmark")
     args = parser.parse_args()
     if args.tiers:
         return main_tiers(args)
     if args.quick:
         args.repeats, args.ticks, args.no_scale = 1, 300, True
+    args.scenarios = tuple(filter(None, args.scenarios.split(",")))
+    args.modes = tuple(filter(None, args.modes.split(",")))
+    unknown = sorted(set(args.scenarios) - set(SCENARIOS)) + sorted(set(args.modes) - set(MODES))
+    if unknown:
+        parser.error(f"unknown scenarios or modes: {', '.join(unknown)}")
+    if "off" not in args.modes:
+        parser.error("the modes must include off: every ratio is taken against it")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         results = bench_modes(args, workdir)
         scale = [] if args.no_scale else bench_scale(args, workdir)
-    written = charts(results, args.out.parent)
+    load_after = os.getloadavg()
+    peers = compare_peers(results, args.scenarios)
+    written = charts(results, peers, args.out.parent)
     results.pop("_samples")
     summary_path = args.out.with_suffix(".md")
-    summary_path.write_text(tables(results, scale))
+    summary_path.write_text(tables(results, scale) + "\n" + peer_table(peers))
     document = {
         "machine": machine(),
-        "settings": {"repeats": args.repeats, "ticks": args.ticks, "paced": True},
+        "settings": {
+            "repeats": args.repeats,
+            "ticks": args.ticks,
+            "paced": True,
+            "scenarios": list(args.scenarios),
+            "modes": list(args.modes),
+        },
+        "loadavg_before": [round(x, 2) for x in load_before],
+        "loadavg_after": [round(x, 2) for x in load_after],
         "wall_s": round(time.perf_counter() - started, 1),
         "modes": results,
+        "peers": peers,
         "scale": scale,
         "charts": written,
     }
     args.out.write_text(json.dumps(document, indent=2) + "\n")
-    print(f"wrote {args.out.relative_to(ROOT)}, {summary_path.relative_to(ROOT)}", *written)
+    print(f"wrote {_shown(args.out)}, {_shown(summary_path)}", *written)
     return 0
 
 

@@ -50,6 +50,7 @@ from ai import (  # noqa: E402
 )
 from ai.metrics import Percentiles, summarize  # noqa: E402
 from ai.prompt import build_completion_prompt  # noqa: E402
+from tools.plain_runtime import completion_stream, load_llama  # noqa: E402
 
 TICK_S = 1.0 / 60.0
 WORK_S = 0.002
@@ -272,18 +273,8 @@ def _decode_rate(lines: list[LineCompleted]) -> float:
 
 def _plain_llama(config: AiConfig, model_path: str, count: int) -> dict[str, Any]:
     """The same prompts through llama-cpp-python directly, on this thread."""
-    from llama_cpp import Llama
-
-    model, gen = config.model, config.generation
-    llm = Llama(
-        model_path=model_path,
-        n_ctx=model.n_ctx,
-        n_batch=model.n_batch,
-        n_threads=model.n_threads,
-        n_threads_batch=model.n_threads_batch,
-        swa_full=model.swa_full,
-        verbose=False,
-    )
+    gen = config.generation
+    llm = load_llama(replace(config.model, model_path=model_path))
     prompt_tokens = len(llm.tokenize(build_completion_prompt(prompt_spec(0), "").encode()))
     prefix_tokens = len(llm.tokenize(CONTEXT.encode()))
     tokens = 0
@@ -293,18 +284,7 @@ def _plain_llama(config: AiConfig, model_path: str, count: int) -> dict[str, Any
         begin = time.perf_counter()
         first = None
         n = 0
-        for chunk in llm.create_completion(
-            build_completion_prompt(prompt_spec(i), ""),
-            stream=True,
-            stop=list(gen.stop),
-            max_tokens=gen.max_tokens,
-            temperature=gen.temperature,
-            top_p=gen.top_p,
-            top_k=gen.top_k,
-            min_p=gen.min_p,
-            repeat_penalty=gen.repeat_penalty,
-            seed=i,
-        ):
+        for chunk in completion_stream(llm, build_completion_prompt(prompt_spec(i), ""), gen, i):
             if chunk["choices"][0]["text"]:
                 n += 1
                 if first is None:

@@ -9,10 +9,18 @@ the whole time. Modes run in interleaved blocks, so machine noise hits them alik
   thread calling ``Llama.create_completion(stream=True)`` back to back, and a callback
   that posts each piece to a task queue the main thread drains every tick;
 - ``runtime``: the project's ``AiRuntime`` with ``LlamaBackend``, lines arriving whole
-  (a bark); ``runtime-stream`` asks for a token event per token (a chat reply).
+  (a bark); ``runtime-stream`` asks for a token event per token (a chat reply);
+- ``runtime@X``: ``runtime`` with ``sys.setswitchinterval(X)``, for each X given in
+  ``--switch-intervals``, so switch intervals are compared within one run;
+- ``subprocess``: the prototype alternative, the same backend in a child process
+  (``tools/subprocess_worker.py``), lines coming back whole through a pipe.
 
-The tick time is ``village.step`` plus the generator's calls at that tick. ``--load N``
-keeps N busy-loop processes running beside it, for the loaded condition. Writes JSON.
+The switch interval is process-wide, so it is set at the start of every block: Python's
+default for ``off``, ``plain`` and ``subprocess`` (the textbook design does not touch
+it), the runtime's configured value for ``runtime`` and ``runtime-stream``. The tick
+time is ``village.step`` plus the generator's calls at that tick. ``--load N`` keeps N
+busy-loop processes running beside it, for the loaded condition. Records the load
+average before and after. Writes JSON.
 
     python tools/bench_busy.py --blocks 12 --out bench/busy.json
     python tools/bench_busy.py --blocks 12 --load 2 --out bench/busy_loaded.json
@@ -31,13 +39,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
 TICK_S = 1.0 / 60.0
-MODES = ("off", "plain", "runtime", "runtime-stream")
+MODES = ("off", "plain", "runtime", "runtime-stream", "subprocess")
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -54,12 +63,12 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 class _Plain:
     """The simplest peer: a worker thread, a request queue and a task queue."""
 
-    def __init__(self, llm: Any, gen: Any) -> None:
+    def __init__(self, llm: Any, gen: Any, complete: Callable[..., Any]) -> None:
         self.requests: queue.Queue[str | None] = queue.Queue()
         self.tasks: queue.Queue[str | None] = queue.Queue()
         self.busy = False
         self.lines: list[tuple[int, float]] = []  # (decoded tokens, seconds)
-        self._llm, self._gen = llm, gen
+        self._llm, self._gen, self._complete = llm, gen, complete
         self._seed = 0
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -71,18 +80,7 @@ class _Plain:
             self._seed += 1
             prompt_tokens = len(llm.tokenize(prompt.encode()))
             first = end = 0.0
-            for chunk in llm.create_completion(
-                prompt,
-                stream=True,
-                stop=list(gen.stop),
-                max_tokens=gen.max_tokens,
-                temperature=gen.temperature,
-                top_p=gen.top_p,
-                top_k=gen.top_k,
-                min_p=gen.min_p,
-                repeat_penalty=gen.repeat_penalty,
-                seed=self._seed,
-            ):
+            for chunk in self._complete(llm, prompt, gen, self._seed):
                 first = first or time.perf_counter()
                 self.tasks.put(chunk["choices"][0]["text"])  # the callback
             end = time.perf_counter()
@@ -180,13 +178,18 @@ def main() -> int:
     parser.add_argument("--scenario", default="village")
     parser.add_argument("--blocks", type=int, default=12, help="blocks per mode")
     parser.add_argument("--block-seconds", type=float, default=2.0)
-    parser.add_argument("--modes", default="off,plain,runtime,runtime-stream")
+    parser.add_argument("--modes", default="off,plain,runtime,runtime-stream,subprocess")
     parser.add_argument("--load", type=int, default=0, help="busy-loop processes beside it")
     parser.add_argument(
         "--switch-interval",
         type=float,
         default=None,
         help="runtime.switch_interval_s (default: as config/ai.toml says)",
+    )
+    parser.add_argument(
+        "--switch-intervals",
+        default="",
+        help="extra runtime modes at these sys.setswitchinterval values (s), comma separated",
     )
     parser.add_argument("--ai-from", type=Path, default=None, help="import ai/ from this tree")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "busy.json")
@@ -195,22 +198,31 @@ def main() -> int:
     unknown = sorted(set(modes) - set(MODES))
     if unknown:
         parser.error(f"unknown modes {unknown}; choose from {', '.join(MODES)}")
+    try:
+        extra = [float(x) for x in args.switch_intervals.split(",") if x]
+    except ValueError:
+        parser.error(f"--switch-intervals takes seconds, comma separated: {args.switch_intervals}")
+    if any(not 1e-5 <= x <= 0.1 for x in extra):
+        parser.error("--switch-intervals values must be in 1e-5..0.1 seconds")
+    modes += [f"runtime@{x:g}" for x in extra]
+    python_interval = sys.getswitchinterval()  # before the runtime sets its own
 
     sys.path.insert(0, str(ROOT))
     if args.ai_from is not None:
         sys.path.insert(0, str(args.ai_from.resolve()))
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
-    from llama_cpp import Llama, __version__
+    from llama_cpp import __version__
 
     import ai
-    from ai.model import resolve_model_path
     from ai.prompt import build_completion_prompt
     from game.app import build_village
     from game.config import CONFIG_DIR, load_settings
     from game.gcwatch import settle_heap
     from game.input.bot import Bot
     from tools.bench_ai import prompt_spec
+    from tools.plain_runtime import completion_stream, load_llama
+    from tools.subprocess_worker import SubprocessWorker, prototype_report, rss_mb
 
     settings = load_settings(
         CONFIG_DIR, ('game.dialogue.ai_mode="off"', f'game.headless.scenario="{args.scenario}"')
@@ -223,19 +235,20 @@ def main() -> int:
             config, runtime=ai.RuntimeConfig(switch_interval_s=args.switch_interval)
         )
     model = config.model
-    llm = Llama(
-        model_path=str(resolve_model_path(model)),
-        n_ctx=model.n_ctx,
-        n_batch=model.n_batch,
-        n_threads=model.n_threads,
-        n_threads_batch=model.n_threads_batch,
-        swa_full=model.swa_full,
-        verbose=False,
-    )
-    plain = _Plain(llm, config.generation) if "plain" in modes else None
+    llm = load_llama(model)
+    plain = _Plain(llm, config.generation, completion_stream) if "plain" in modes else None
     runtime = (
-        _Runtime(ai, config, stream=False) if {"runtime", "runtime-stream"} & set(modes) else None
+        _Runtime(ai, config, stream=False) if any(m.startswith("runtime") for m in modes) else None
     )
+    child = SubprocessWorker(config) if "subprocess" in modes else None
+
+    def interval(mode: str) -> float:
+        if mode.startswith("runtime@"):
+            return float(mode.partition("@")[2])
+        if mode.startswith("runtime") and config.runtime.switch_interval_s > 0:
+            return config.runtime.switch_interval_s
+        return python_interval
+
     village = build_village(settings)
     world = village.world
     bot = Bot(
@@ -244,6 +257,8 @@ def main() -> int:
         level=world.level_view(),
         talk_radius=world.talk_radius,
     )
+    generators: list[Any] = [g for g in (plain, runtime, child) if g is not None]
+    mode_lines: dict[str, list[tuple[int, float]]] = {m: [] for m in modes}
     loads = _busy_loads(args.load)
     ticks: dict[str, list[float]] = {m: [] for m in modes}
     calls: dict[str, list[float]] = {m: [] for m in modes}
@@ -255,6 +270,8 @@ def main() -> int:
         for _ in range(args.blocks):
             for mode in modes:
                 record, call_record = ticks[mode], calls[mode]
+                sys.setswitchinterval(interval(mode))
+                lines_before = [len(g.lines) for g in generators]
                 next_tick = time.perf_counter()
                 end = next_tick + args.block_seconds
                 while next_tick < end:
@@ -267,6 +284,10 @@ def main() -> int:
                         plain.tick(True, build_completion_prompt(spec, ""))
                     elif mode.startswith("runtime") and runtime is not None:
                         runtime.tick(True, spec, stream=mode == "runtime-stream")
+                    elif mode == "subprocess" and child is not None:
+                        child.poll()
+                        if child.outstanding < 2:  # one running, one waiting
+                            child.submit(spec)
                     done = time.perf_counter()
                     record.append(done - begin)
                     if mode != "off":
@@ -276,12 +297,20 @@ def main() -> int:
                     if delay > 0:
                         time.sleep(delay)
                 # Let the generator finish its line before the next mode (not recorded).
-                while not ((plain is None or plain.idle()) and (runtime is None or runtime.idle())):
+                while not (
+                    (plain is None or plain.idle())
+                    and (runtime is None or runtime.idle())
+                    and (child is None or child.outstanding == 0)
+                ):
                     if plain is not None:
                         plain.tick(False, "")
                     if runtime is not None:
                         runtime.tick(False, None, stream=False)
+                    if child is not None:
+                        child.poll()
                     time.sleep(0.005)
+                for g, before in zip(generators, lines_before, strict=True):
+                    mode_lines[mode] += g.lines[before:]
     finally:
         load_after = os.getloadavg()
         for process in loads:
@@ -291,12 +320,13 @@ def main() -> int:
             plain.close()
         if runtime is not None:
             runtime.runtime.shutdown()
+        prototype = prototype_report(child) if child is not None else None
+        if child is not None:
+            child.close()
+        sys.setswitchinterval(python_interval)
     tick_ms = {m: _percentiles(v) for m, v in ticks.items()}
     off_p99 = tick_ms.get("off", {}).get("p99")
-    rates = {
-        "plain": _rate(plain.lines) if plain else None,
-        "runtime": _rate(runtime.lines) if runtime else None,
-    }
+    rates = {m: _rate(lines) for m, lines in mode_lines.items() if m != "off"}
     report = {
         "machine": {
             "platform": platform.platform(),
@@ -310,7 +340,7 @@ def main() -> int:
             "block_seconds": args.block_seconds,
             "modes": modes,
             "background_busy_processes": args.load,
-            "switch_interval_s": config.runtime.switch_interval_s,
+            "switch_interval_s": {m: interval(m) for m in modes},
             "ai_from": str(args.ai_from) if args.ai_from else "this tree",
             "n_threads": model.n_threads,
         },
@@ -323,10 +353,8 @@ def main() -> int:
         },
         "ai_call_ms": {m: _percentiles(v) for m, v in calls.items() if v},
         "tokens_per_s": rates,
-        "lines": {
-            "plain": len(plain.lines) if plain else 0,
-            "runtime": len(runtime.lines) if runtime else 0,
-        },
+        "lines": {m: len(lines) for m, lines in mode_lines.items() if m != "off"},
+        "subprocess_prototype": prototype and {**prototype, "game_rss_mb": rss_mb(os.getpid())},
     }
     gc.collect()
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -37,11 +37,11 @@ import llama_cpp  # noqa: E402
 import llama_cpp.llama_cpp as bindings  # noqa: E402
 
 from ai import AiConfig  # noqa: E402
-from ai.model import resolve_model_path  # noqa: E402
 from ai.prompt import build_completion_prompt  # noqa: E402
 from ai.streaming import StopFilter  # noqa: E402
 from ai.token_loop import TokenLoop  # noqa: E402
 from tools.bench_ai import prompt_spec  # noqa: E402
+from tools.plain_runtime import load_llama  # noqa: E402
 
 TOKENS = 40
 
@@ -86,16 +86,7 @@ class NativeMeter:
 
 
 def _llama(config: AiConfig) -> Any:
-    model = config.model
-    return llama_cpp.Llama(
-        model_path=str(resolve_model_path(model)),
-        n_ctx=model.n_ctx,
-        n_batch=model.n_batch,
-        n_threads=model.n_threads,
-        n_threads_batch=model.n_threads_batch,
-        swa_full=model.swa_full,
-        verbose=False,
-    )
+    return load_llama(config.model)
 
 
 def _decode_only(llm: Any, prompt: str, seed: int) -> int:
