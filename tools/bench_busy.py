@@ -90,6 +90,11 @@ class _Plain:
             self.tasks.put(None)
             self.busy = False
 
+    @property
+    def native_id(self) -> int | None:
+        """The worker thread's id in the kernel."""
+        return self._thread.native_id
+
     def tick(self, busy: bool, prompt: str) -> None:
         """Drain the task queue; keep one request waiting while busy."""
         tasks = self.tasks
@@ -160,6 +165,31 @@ class _Runtime:
 class _Fallback:
     def fallback_line(self, request: Any) -> str:
         return "..."
+
+
+def _switches(tid: int | None) -> tuple[int, int]:
+    """A thread's voluntary and involuntary context switches so far (Linux).
+
+    A thread that blocks waiting for the GIL sleeps in the kernel: one voluntary
+    switch per wait. So a generating worker's voluntary switches count the times it
+    had to wait for the GIL, and the main thread's, beyond its one sleep per tick,
+    the times it did.
+    """
+    counts = {"voluntary_ctxt_switches": 0, "nonvoluntary_ctxt_switches": 0}
+    if tid is not None:
+        try:
+            with open(f"/proc/{tid}/task/{tid}/status", encoding="ascii") as status:
+                for line in status:
+                    key, _, value = line.partition(":")
+                    if key in counts:
+                        counts[key] = int(value)
+        except OSError:
+            pass
+    return counts["voluntary_ctxt_switches"], counts["nonvoluntary_ctxt_switches"]
+
+
+def _per(count: int, over: int) -> float | None:
+    return round(count / over, 3) if over else None
 
 
 def _rate(lines: list[tuple[int, float]]) -> float:
@@ -258,6 +288,19 @@ def main() -> int:
         talk_radius=world.talk_radius,
     )
     generators: list[Any] = [g for g in (plain, runtime, child) if g is not None]
+    main_tid = threading.get_native_id()
+
+    def worker_tid(mode: str) -> int | None:
+        if mode == "plain" and plain is not None:
+            return plain.native_id
+        if mode.startswith("runtime") and runtime is not None:
+            return runtime.runtime._worker.thread.native_id
+        if mode == "subprocess" and child is not None:
+            return child.pid  # the child's main thread generates
+        return None
+
+    # mode -> [main voluntary, main involuntary, ticks, worker voluntary, worker involuntary]
+    switches: dict[str, list[int]] = {m: [0, 0, 0, 0, 0] for m in modes}
     mode_lines: dict[str, list[tuple[int, float]]] = {m: [] for m in modes}
     loads = _busy_loads(args.load)
     ticks: dict[str, list[float]] = {m: [] for m in modes}
@@ -272,6 +315,9 @@ def main() -> int:
                 record, call_record = ticks[mode], calls[mode]
                 sys.setswitchinterval(interval(mode))
                 lines_before = [len(g.lines) for g in generators]
+                tid = worker_tid(mode)
+                main_before, worker_before = _switches(main_tid), _switches(tid)
+                ticks_before = len(record)
                 next_tick = time.perf_counter()
                 end = next_tick + args.block_seconds
                 while next_tick < end:
@@ -296,6 +342,7 @@ def main() -> int:
                     delay = next_tick - time.perf_counter()
                     if delay > 0:
                         time.sleep(delay)
+                main_after = _switches(main_tid)
                 # Let the generator finish its line before the next mode (not recorded).
                 while not (
                     (plain is None or plain.idle())
@@ -311,6 +358,13 @@ def main() -> int:
                     time.sleep(0.005)
                 for g, before in zip(generators, lines_before, strict=True):
                     mode_lines[mode] += g.lines[before:]
+                worker_after = _switches(tid)
+                counts = switches[mode]
+                counts[0] += main_after[0] - main_before[0]
+                counts[1] += main_after[1] - main_before[1]
+                counts[2] += len(record) - ticks_before
+                counts[3] += worker_after[0] - worker_before[0]
+                counts[4] += worker_after[1] - worker_before[1]
     finally:
         load_after = os.getloadavg()
         for process in loads:
@@ -353,7 +407,17 @@ def main() -> int:
         },
         "ai_call_ms": {m: _percentiles(v) for m, v in calls.items() if v},
         "tokens_per_s": rates,
+        "context_switches": {
+            m: {
+                "main_voluntary_per_tick": _per(c[0], c[2]),
+                "main_involuntary_per_tick": _per(c[1], c[2]),
+                "worker_voluntary_per_token": _per(c[3], sum(n for n, _ in mode_lines[m])),
+                "worker_involuntary_per_token": _per(c[4], sum(n for n, _ in mode_lines[m])),
+            }
+            for m, c in switches.items()
+        },
         "lines": {m: len(lines) for m, lines in mode_lines.items() if m != "off"},
+        "tokens": {m: sum(n for n, _ in lines) for m, lines in mode_lines.items() if m != "off"},
         "subprocess_prototype": prototype and {**prototype, "game_rss_mb": rss_mb(os.getpid())},
     }
     gc.collect()
