@@ -321,6 +321,8 @@ def span(values: list[float], unit: str = " ms") -> str:
 def peer_table(peers: list[dict[str, Any]]) -> str:
     """The runtime beside the plain peer: tick p99 over AI off, tokens/s, per repeat."""
     rows = [
+        "The runtime beside the plain peer, each repeat's ratio against its own AI-off run:",
+        "",
         "| scenario | worker busy | tick p99 / off: runtime | tick p99 / off: plain "
         "| runtime ≤ plain | tokens/s p50: runtime | tokens/s p50: plain |",
         "| --- | --- | --- | --- | --- | --- | --- |",
@@ -370,6 +372,7 @@ def tables(results: dict[str, Any], scale: list[dict[str, Any]]) -> str:
     out = "\n".join(rows) + "\n"
     if scale:
         out += (
+            "\nScale: the `crowd` route, async, villagers and props raised together.\n"
             "\n| villagers, props | tick p50 | tick p99 | tick max | AI in tick, max "
             "| greetings within 1 tick |\n| --- | --- | --- | --- | --- | --- |\n"
         )
