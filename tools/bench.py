@@ -22,7 +22,8 @@ props together. Each run records the machine's load average. Writes
 127.0.0.1 with the packaged model: the same machine, so the server competes with the
 game and the in-process model for the same two cores. Writes ``bench/tiers.json``.
 
-    python tools/bench.py                 # the full run (about 10 minutes on 2 cores)
+    python tools/bench.py                 # the full run (about 13 minutes on 2 cores)
+    python tools/bench.py --ticks 600     # as `make bench-all` runs it (about 9 minutes)
     python tools/bench.py --quick         # a short run for a smoke check
     python tools/bench.py --tiers         # local tier against local + remote
 """
