@@ -1,6 +1,7 @@
 """Run the headless game exactly as ``python -m game`` does, on a chosen runtime design.
 
-``--runtime ai`` is the game's ``AiRuntime``; ``--runtime plain`` is the textbook peer
+``--runtime ai`` is the game's own (``build_router`` over ``AiRuntime``); ``--runtime
+plain`` is the textbook peer
 (``tools.plain_runtime.PlainRuntime``). ``--back-to-back`` keeps the worker generating
 the whole time with filler lines the game never sees. Every other flag is the game's.
 
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ai import AiRuntime  # noqa: E402
+from ai import build_router  # noqa: E402
 from game.__main__ import parse_args  # noqa: E402
 from game.app import run  # noqa: E402
 from tools.plain_runtime import busy, plain_runtime  # noqa: E402
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runtime", choices=("ai", "plain"), default="ai")
     parser.add_argument("--back-to-back", action="store_true")
     ns, rest = parser.parse_known_args(argv)
-    factory = AiRuntime if ns.runtime == "ai" else plain_runtime
+    factory = build_router if ns.runtime == "ai" else plain_runtime
     if ns.back_to_back:
         factory = busy(factory)
     return run(parse_args(rest), runtime_factory=factory)

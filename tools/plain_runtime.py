@@ -3,10 +3,11 @@
 ``PlainRuntime`` is the simplest design a new user would write: a ``queue.Queue`` of
 requests, one worker thread calling ``Llama.create_completion(stream=True)``, and a
 callback that posts each piece to a task queue the main thread drains every tick. No
-scheduler, no priorities, no preemption, no prefix matching of its own, Python's
-default switch interval. It has just enough of ``AiRuntime``'s surface for the game's
-``ModelLineSource`` (submit, poll, cancel, wait, status, metrics), so the village runs
-on it unchanged through ``game.app.run(options, runtime_factory=PlainRuntime)``.
+scheduler, no priorities, no preemption, no prefix matching of its own, no tiers,
+Python's default switch interval. It has just enough of the ``Router``'s surface for the
+game's ``ModelLineSource`` (submit, warm, poll, cancel, wait, status, metrics, tiers),
+so the village runs on it unchanged through
+``game.app.run(options, runtime_factory=plain_runtime)``.
 
 ``BackToBack`` wraps either runtime and keeps a filler line queued whenever the queue
 runs empty, so the worker generates the whole time, not only when the game asks.
@@ -51,6 +52,7 @@ from ai.hygiene import clean_line, clean_partial, is_garbage
 from ai.metrics import MetricsRecorder
 from ai.model import resolve_model_path
 from ai.prompt import build_completion_prompt
+from ai.tiers import TierStats
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +127,7 @@ class PlainRuntime:
         self._cancelled: set[int] = set()  # handle ids; the worker only reads it
         self._live: dict[int, _Live] = {}
         self._pending: list[AiEvent] = []  # answers made on the main thread (cancels)
+        self._warming: set[int] = set()  # requests whose answers nobody wants
         self._metrics = MetricsRecorder()
         self._progress = LoadProgress(0.0, "waiting to start", "loading")
         self._running: Handle | None = None
@@ -188,6 +191,10 @@ class PlainRuntime:
         self._metrics.submit_calls.append(time.perf_counter() - begin)
         return handle
 
+    def warm(self, request: LineRequest) -> None:
+        """Run ``request`` for the model's cache only; its events are dropped."""
+        self._warming.add(self.submit(request).id)
+
     def cancel(self, handle: Handle) -> bool:
         """Stop the request at its next piece, or skip it if it has not started."""
         begin = time.perf_counter()
@@ -227,6 +234,8 @@ class PlainRuntime:
                 del self._live[handle.id]
                 self._finish(handle, live, kind, value, at, out)
         self._expire(out)
+        if self._warming:
+            out = [e for e in out if e.handle.id not in self._warming]
         self._metrics.poll_calls.append(time.perf_counter() - begin)
         return out
 
@@ -302,6 +311,15 @@ class PlainRuntime:
         """The same figures ``AiRuntime`` reports, so the game's report is comparable."""
         return self._metrics.snapshot(self.queue_depth, self.in_flight)
 
+    @property
+    def multi_tier(self) -> bool:
+        """One worker, no tiers."""
+        return False
+
+    def tiers(self) -> tuple[TierStats, ...]:
+        """No tiers to report."""
+        return ()
+
     def shutdown(self) -> None:
         """Stop after the current line; cancel it at its next piece."""
         if self._running is not None:
@@ -322,16 +340,15 @@ class BackToBack:
     A filler is an ambient line for nobody, queued whenever the queue runs empty; it
     reuses the game's latest shared prompt context, so it never evicts the game's
     prefix from the model's cache. Its events never reach the game. Fillers begin once
-    the game's first request (the warm-up of the shared prefix) has finished, so the
-    start-up wait before the first tick ends as it would without them: the figures it
-    reports count the game's own requests only.
+    the runtime first falls idle after the game's first request (the warm-up of the
+    shared prefix), so the start-up wait before the first tick ends as it would without
+    them; from then on its queue figures count the game's own requests only.
     """
 
     def __init__(self, runtime: Any) -> None:
         self.runtime = runtime
         self._fillers: set[int] = set()
         self._context: LineRequest | None = None
-        self._first: Handle | None = None
         self._open: set[int] = set()  # the game's requests not yet answered
         self._filling = False
         self._count = 0
@@ -344,9 +361,23 @@ class BackToBack:
         """Submit a game request; remember its context for fillers."""
         self._context = request
         handle: Handle = self.runtime.submit(request)
-        self._first = self._first or handle
         self._open.add(handle.id)
         return handle
+
+    def warm(self, request: LineRequest) -> None:
+        """Warm the wrapped runtime's cache; remember the context for fillers."""
+        self._context = request
+        self.runtime.warm(request)
+
+    @property
+    def multi_tier(self) -> bool:
+        """As the wrapped runtime."""
+        return bool(self.runtime.multi_tier)
+
+    def tiers(self) -> tuple[TierStats, ...]:
+        """The wrapped runtime's tiers."""
+        tiers: tuple[TierStats, ...] = self.runtime.tiers()
+        return tiers
 
     def cancel(self, handle: Handle) -> bool:
         """Cancel a game request."""
@@ -356,7 +387,9 @@ class BackToBack:
     def poll(self) -> list[AiEvent]:
         """Top up the queue with a filler, then pass on the game's events only."""
         runtime = self.runtime
-        if self._filling and self._context is not None and runtime.queue_depth == 0:
+        if not self._filling and self._context is not None:
+            self._filling = runtime.queue_depth == 0 and runtime.in_flight == 0
+        if self._filling and runtime.queue_depth == 0:
             self._count += 1
             base = self._context
             filler = LineRequest(
@@ -369,10 +402,7 @@ class BackToBack:
                 timeout_s=60.0,
             )
             self._fillers.add(runtime.submit(filler).id)
-        events = self._game_events(runtime.poll())
-        if not self._filling and self._first is not None:
-            self._filling = any(e.handle == self._first for e in events)
-        return events
+        return self._game_events(runtime.poll())
 
     def _game_events(self, events: list[AiEvent]) -> list[AiEvent]:
         fillers, game = self._fillers, []
@@ -396,6 +426,8 @@ class BackToBack:
     def metrics(self) -> AiMetrics:
         """The wrapped runtime's figures (fillers are real work); the game's queue only."""
         metrics: AiMetrics = self.runtime.metrics()
+        if not self._filling:
+            return metrics
         return replace(metrics, queue_depth=len(self._open), in_flight=0)
 
     def shutdown(self) -> None:
@@ -404,7 +436,7 @@ class BackToBack:
 
 
 def plain_runtime(config: AiConfig, backend: Backend, fallback: FallbackSource) -> Any:
-    """``game.app``'s runtime factory for the plain peer."""
+    """``game.app``'s runtime factory for the plain peer (duck-typed as the ``Router``)."""
     return PlainRuntime(config, backend, fallback)
 
 
