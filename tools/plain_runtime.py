@@ -4,10 +4,11 @@
 requests, one worker thread calling ``Llama.create_completion(stream=True)``, and a
 callback that posts each piece to a task queue the main thread drains every tick. No
 scheduler, no priorities, no preemption, no prefix matching of its own, no tiers,
-Python's default switch interval. It has just enough of the ``Router``'s surface for the
-game's ``ModelLineSource`` (submit, warm, poll, cancel, wait, status, metrics, tiers),
-so the village runs on it unchanged through
-``game.app.run(options, runtime_factory=plain_runtime)``.
+Python's default switch interval, and one line per request: a request's candidate plan
+(several drafts, scored) is the runtime's own and is not followed here. It has just
+enough of the ``Router``'s surface for the game's ``ModelLineSource`` (submit, warm,
+poll, cancel, wait, status, metrics, tiers), so the village runs on it unchanged
+through ``game.app.run(options, runtime_factory=plain_runtime)``.
 
 ``BackToBack`` wraps either runtime and keeps a filler line queued whenever the queue
 runs empty, so the worker generates the whole time, not only when the game asks.
@@ -186,7 +187,8 @@ class PlainRuntime:
         handle = Handle(self._next_id)
         self._next_id += 1
         self._metrics.record_submit(request.priority)
-        self._live[handle.id] = _Live(request, self._clock())
+        # The opener is the end of the prompt, so the line starts with it.
+        self._live[handle.id] = _Live(request, self._clock(), raw=request.prompt.opener)
         self._requests.put((handle, request))
         self._metrics.submit_calls.append(time.perf_counter() - begin)
         return handle
