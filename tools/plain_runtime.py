@@ -1,4 +1,4 @@
-"""The textbook peer of ``AiRuntime``, and a wrapper that keeps any runtime busy.
+"""The textbook peer of the game's model runtime, for the benchmarks.
 
 ``PlainRuntime`` is the simplest design a new user would write: a ``queue.Queue`` of
 requests, one worker thread calling ``Llama.create_completion(stream=True)``, and a
@@ -9,9 +9,6 @@ Python's default switch interval, and one line per request: a request's candidat
 enough of the ``Router``'s surface for the game's ``ModelLineSource`` (submit, warm,
 poll, cancel, wait, status, metrics, tiers), so the village runs on it unchanged
 through ``game.app.run(options, runtime_factory=plain_runtime)``.
-
-``BackToBack`` wraps either runtime and keeps a filler line queued whenever the queue
-runs empty, so the worker generates the whole time, not only when the game asks.
 """
 
 from __future__ import annotations
@@ -40,14 +37,12 @@ from ai import (
     LineRequest,
     LoadProgress,
     ModelConfig,
-    Priority,
     RequestCancelled,
     RequestStarted,
     RequestStats,
     RequestTimedOut,
     TokenStreamed,
 )
-from ai.events import TERMINAL_EVENTS
 from ai.fallback import safe_fallback_line
 from ai.hygiene import clean_line, clean_partial, is_garbage
 from ai.metrics import MetricsRecorder
@@ -336,116 +331,6 @@ class PlainRuntime:
             self._thread.join(2.0)
 
 
-class BackToBack:
-    """Keeps a runtime's worker generating the whole time with filler lines.
-
-    A filler is an ambient line for nobody, queued whenever the queue runs empty; it
-    reuses the game's latest shared prompt context, so it never evicts the game's
-    prefix from the model's cache. Its events never reach the game. Fillers begin once
-    the runtime first falls idle after the game's first request (the warm-up of the
-    shared prefix), so the start-up wait before the first tick ends as it would without
-    them; from then on its queue figures count the game's own requests only.
-    """
-
-    def __init__(self, runtime: Any) -> None:
-        self.runtime = runtime
-        self._fillers: set[int] = set()
-        self._context: LineRequest | None = None
-        self._open: set[int] = set()  # the game's requests not yet answered
-        self._filling = False
-        self._count = 0
-
-    def start(self) -> None:
-        """Start the wrapped runtime."""
-        self.runtime.start()
-
-    def submit(self, request: LineRequest) -> Handle:
-        """Submit a game request; remember its context for fillers."""
-        self._context = request
-        handle: Handle = self.runtime.submit(request)
-        self._open.add(handle.id)
-        return handle
-
-    def warm(self, request: LineRequest) -> None:
-        """Warm the wrapped runtime's cache; remember the context for fillers."""
-        self._context = request
-        self.runtime.warm(request)
-
-    @property
-    def multi_tier(self) -> bool:
-        """As the wrapped runtime."""
-        return bool(self.runtime.multi_tier)
-
-    def tiers(self) -> tuple[TierStats, ...]:
-        """The wrapped runtime's tiers."""
-        tiers: tuple[TierStats, ...] = self.runtime.tiers()
-        return tiers
-
-    def cancel(self, handle: Handle) -> bool:
-        """Cancel a game request."""
-        self._open.discard(handle.id)
-        return bool(self.runtime.cancel(handle))
-
-    def poll(self) -> list[AiEvent]:
-        """Top up the queue with a filler, then pass on the game's events only."""
-        runtime = self.runtime
-        if not self._filling and self._context is not None:
-            self._filling = runtime.queue_depth == 0 and runtime.in_flight == 0
-        if self._filling and runtime.queue_depth == 0:
-            self._count += 1
-            base = self._context
-            filler = LineRequest(
-                npc_id=-self._count,
-                priority=Priority.AMBIENT,
-                signature=f"filler-{self._count}",
-                prompt=replace(base.prompt, situation="talks about the weather", player_text=""),
-                snapshot=None,
-                deadline_s=30.0,
-                timeout_s=60.0,
-            )
-            self._fillers.add(runtime.submit(filler).id)
-        return self._game_events(runtime.poll())
-
-    def _game_events(self, events: list[AiEvent]) -> list[AiEvent]:
-        fillers, game = self._fillers, []
-        for event in events:
-            if event.handle.id in fillers:
-                continue
-            if isinstance(event, TERMINAL_EVENTS):
-                self._open.discard(event.handle.id)
-            game.append(event)
-        return game
-
-    def wait(self, handle: Handle, timeout_s: float) -> list[AiEvent]:
-        """The wrapped runtime's wait, fillers filtered out."""
-        return self._game_events(self.runtime.wait(handle, timeout_s))
-
-    def load_progress(self) -> LoadProgress:
-        """The wrapped runtime's load state."""
-        progress: LoadProgress = self.runtime.load_progress()
-        return progress
-
-    def metrics(self) -> AiMetrics:
-        """The wrapped runtime's figures (fillers are real work); the game's queue only."""
-        metrics: AiMetrics = self.runtime.metrics()
-        if not self._filling:
-            return metrics
-        return replace(metrics, queue_depth=len(self._open), in_flight=0)
-
-    def shutdown(self) -> None:
-        """Shut the wrapped runtime down."""
-        self.runtime.shutdown()
-
-
 def plain_runtime(config: AiConfig, backend: Backend, fallback: FallbackSource) -> Any:
     """``game.app``'s runtime factory for the plain peer (duck-typed as the ``Router``)."""
     return PlainRuntime(config, backend, fallback)
-
-
-def busy(factory: Callable[[AiConfig, Backend, FallbackSource], Any]) -> Callable[..., Any]:
-    """A runtime factory whose runtime is kept generating back to back."""
-
-    def build(config: AiConfig, backend: Backend, fallback: FallbackSource) -> Any:
-        return BackToBack(factory(config, backend, fallback))
-
-    return build
