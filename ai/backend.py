@@ -1,8 +1,9 @@
 """The boundary between the runtime and whatever produces text.
 
 A backend is owned by exactly one thread, the runtime's worker: ``load`` and
-``generate`` are only ever called there. That rule is what keeps llama.cpp
-safe, since two threads inside one model abort the whole process.
+``generate`` are only ever called there (``interrupt`` alone may come from any
+thread). That rule is what keeps llama.cpp safe, since two threads inside one
+model abort the whole process.
 """
 
 from __future__ import annotations
@@ -93,4 +94,16 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release native resources; called once when the worker exits."""
+        ...
+
+    def interrupt(self) -> None:
+        """Abort the native call in progress (prompt evaluation or decode) soon.
+
+        The one method any thread may call: it only raises a flag. ``generate`` then
+        ends, possibly with an exception, and the worker reports the request as stopped.
+        """
+        ...
+
+    def resume(self) -> None:
+        """Lower the interrupt flag; the worker calls it before each new request."""
         ...

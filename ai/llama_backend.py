@@ -8,8 +8,9 @@ code, which no ``try`` can catch.
 Completion prompts run through :class:`ai.token_loop.TokenLoop`, which keeps the
 worker's Python work per token (and so its GIL hand-offs) small. There is no cancel
 call in llama.cpp: the loop reads the runtime's cancel flag once per token, so
-generation ends at the next token; prompt evaluation itself cannot be interrupted,
-which is one more reason to keep the per-request prompt tail short.
+generation ends at the next token, and an :class:`~ai.abort.AbortSwitch` on the
+context stops a prompt evaluation or a decode in the middle when the runtime shuts
+down or a request is cancelled.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ai.abort import AbortSwitch
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
 from ai.config import AiConfig
 from ai.prompt import build_chat_messages, build_completion_prompt
@@ -45,6 +47,7 @@ class LlamaBackend:
         self._use_chat = False
         self._model_path: Path | None = None
         self._token_scorer: TokenScorer | None = None
+        self._abort = AbortSwitch()
         # llama-cpp-python reuses one sampler seed per instance unless told
         # otherwise, so draw a fresh one per call (reproducible if seeded).
         seed = config.generation.seed
@@ -86,6 +89,7 @@ class LlamaBackend:
             raise ModelLoadError(f"llama.cpp could not load {path}: {exc}") from exc
         self._llm = llm
         self._loop = TokenLoop(llm)
+        self._abort.install(llama_cpp, llm.ctx)
         self._model_path = path
         self._use_chat = self._choose_chat(llm)
         logger.info(
@@ -201,6 +205,14 @@ class LlamaBackend:
                     yield piece
         finally:
             _close_stream(stream)
+
+    def interrupt(self) -> None:
+        """Abort the prompt evaluation or decode in progress (any thread)."""
+        self._abort.set()
+
+    def resume(self) -> None:
+        """Let decodes run again (worker thread, before a new request)."""
+        self._abort.clear()
 
     def close(self) -> None:
         """Free the native model and context."""

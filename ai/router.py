@@ -236,6 +236,11 @@ class Router:
                 handle = lane.submit(request)
                 self._warming.add((id(lane), handle.id))
 
+    @property
+    def warming(self) -> bool:
+        """Whether a warm-up sent by :meth:`warm` has not ended yet (seen through ``poll``)."""
+        return bool(self._warming)
+
     def cancel(self, handle: Handle) -> bool:
         """Cancel every leg of a request; True if it was still live.
 

@@ -54,7 +54,9 @@ from ai.worker import Outbox, Worker
 logger = logging.getLogger(__name__)
 
 _PREEMPTIBLE = (Priority.PREDICTIVE, Priority.AMBIENT)
-_JOIN_TIMEOUT_S = 1.0
+# The worker stops within a graph node of an abort (milliseconds) or a hash block; only
+# llama.cpp's model load itself (about 0.5 s for the default model) cannot be interrupted.
+_JOIN_WARN_S = 2.0
 
 
 class AiRuntime:
@@ -105,12 +107,13 @@ class AiRuntime:
         self._worker.start()
 
     def shutdown(self) -> None:
-        """Stop the worker within about one second, even mid-generation.
+        """Stop the worker and join it, even mid-prompt or mid-generation.
 
-        Queued requests are dropped with reason "shutdown" and the running one
-        is cancelled at its next token; their events (with fallbacks) are
-        returned by the next ``poll``. The worker is a daemon thread, so a
-        native call that never returns cannot keep the process alive.
+        Queued requests are dropped with reason "shutdown"; the running one is
+        cancelled and its decode aborted through the backend's interrupt. Their
+        events (with fallbacks) are returned by the next ``poll``. Loading stops
+        at its next progress report. The worker is joined, never abandoned:
+        a process that exits with the thread inside llama.cpp can crash.
         """
         if self._shut_down:
             return
@@ -120,6 +123,7 @@ class AiRuntime:
             running = self._worker.running
             if running is not None and running.cancel_reason is None:
                 running.cancel_reason = "shutdown"
+            self._worker.interrupt()
             queued = self._scheduler.drain()
             for ticket in queued:
                 ticket.state = TicketState.DONE
@@ -131,9 +135,12 @@ class AiRuntime:
                 running, RequestCancelled(running.handle, running.request, "shutdown")
             )
         if self._started:
-            self._worker.thread.join(_JOIN_TIMEOUT_S)
+            begin = time.perf_counter()
+            self._worker.thread.join(_JOIN_WARN_S)
             if self._worker.thread.is_alive():
-                logger.warning("AI worker did not stop within %.1f s", _JOIN_TIMEOUT_S)
+                logger.warning("AI worker still busy after %.1f s; waiting for it", _JOIN_WARN_S)
+                self._worker.thread.join()
+            logger.info("AI worker stopped in %.0f ms", (time.perf_counter() - begin) * 1000.0)
         if self._saved_switch_interval is not None:
             sys.setswitchinterval(self._saved_switch_interval)
             self._saved_switch_interval = None
@@ -193,6 +200,7 @@ class AiRuntime:
                     and running.cancel_reason is None
                 ):
                     running.cancel_reason = "preempted"
+                    self._worker.interrupt()
                     self._metrics.preempted += 1
                 self._cond.notify()
         if degraded:
@@ -320,6 +328,8 @@ class AiRuntime:
                 ticket.state = TicketState.DONE
             elif ticket.state is TicketState.RUNNING:
                 ticket.cancel_reason = reason
+                if self._worker.running is ticket:
+                    self._worker.interrupt()
                 self._scheduler.release(ticket)
 
     def wait(self, handle: Handle, timeout_s: float) -> list[AiEvent]:
@@ -348,6 +358,11 @@ class AiRuntime:
     def queue_depth(self) -> int:
         """Requests waiting to start."""
         return self._scheduler.depth
+
+    def is_live(self, handle: Handle) -> bool:
+        """True while ``handle`` is queued or running and its end has not been polled."""
+        ticket = self._tickets.get(handle.id)
+        return ticket is not None and not ticket.closed
 
     @property
     def in_flight(self) -> int:

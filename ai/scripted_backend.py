@@ -85,6 +85,7 @@ class ScriptedBackend:
         self._thread_ids: list[int] = []
         self.generate_calls = 0
         self.closed = False
+        self._interrupted = threading.Event()
 
     @property
     def thread_ids(self) -> tuple[int, ...]:
@@ -125,6 +126,13 @@ class ScriptedBackend:
         """Yield the scripted reply word by word, honouring ``should_stop`` per word."""
         self._record_thread()
         self.generate_calls += 1
+        interrupted = self._interrupted.is_set
+        asked_to_stop = should_stop
+
+        def stopped() -> bool:
+            return asked_to_stop() or interrupted()
+
+        should_stop = stopped
         reply = self.reply_for(prompt)
         if isinstance(reply, str) and prompt.opener:
             reply = f"{prompt.opener} {reply}"
@@ -161,6 +169,14 @@ class ScriptedBackend:
     def close(self) -> None:
         """Nothing native to free; remembered so tests can check it was called."""
         self.closed = True
+
+    def interrupt(self) -> None:
+        """Stop a scripted hang or reply at once, as llama.cpp's abort callback would."""
+        self._interrupted.set()
+
+    def resume(self) -> None:
+        """Let the next reply run."""
+        self._interrupted.clear()
 
 
 def _sleep(seconds: float, should_stop: StopCheck) -> bool:

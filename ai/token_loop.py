@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 # llama-cpp-python's default penalty window, so both paths sample alike.
 PENALTY_LAST_N = 64
+# llama_decode's return code when the abort callback stopped it.
+_ABORTED = 2
 _PIECE_BUFFER = 64
 
 
@@ -103,8 +105,17 @@ class TokenLoop:
     def _decode(self, batch: Any) -> None:
         status = llama_cpp.llama_decode(self._ctx, batch)
         if status != 0:
-            self.forget()
-            raise DecodeError(f"llama_decode returned {status}")
+            self._failed(status)
+
+    def _failed(self, status: int) -> None:
+        """Raise DecodeError; keep the cache's good prefix when the decode was aborted."""
+        if status == _ABORTED:
+            # An abort (the runtime's interrupt) leaves every earlier batch in the cache;
+            # llama.cpp drops the unfinished one. Keep the shared prefix for the next prompt.
+            llama_cpp.llama_memory_seq_rm(self._memory, -1, int(self._llm.n_tokens), -1)
+            raise DecodeError("llama_decode aborted")
+        self.forget()
+        raise DecodeError(f"llama_decode returned {status}")
 
     def forget(self) -> None:
         """Empty the KV cache (after a failure, its contents are unknown)."""
@@ -178,9 +189,9 @@ class TokenLoop:
             if count == limit or should_stop():
                 return
             one[0] = token
-            if decode(ctx, single) != 0:
-                self.forget()
-                raise DecodeError("llama_decode failed mid-generation")
+            status = decode(ctx, single)
+            if status != 0:
+                self._failed(status)
             input_ids[position] = token
             position += 1
             llm.n_tokens = position

@@ -40,8 +40,16 @@ Outbox = deque[tuple[Ticket, AiEvent]]
 _RUNAWAY_FACTOR = 4
 
 
+class _StopLoadingError(Exception):
+    """Raised from the load progress callback to abandon loading at shutdown."""
+
+
 class Worker:
-    """Runs the backend on a daemon thread; shares state with the runtime.
+    """Runs the backend on its own thread; shares state with the runtime.
+
+    The thread is not a daemon: the runtime joins it at shutdown, and if anything ever
+    kept it busy, the interpreter would wait for it rather than exit with it inside
+    llama.cpp (which crashed the process).
 
     ``cond`` guards the scheduler, ticket states, ``running`` and the
     ``stopping``/``degraded`` flags. The outbox is a ``deque``, whose append
@@ -69,7 +77,7 @@ class Worker:
         self.degraded = False
         self.requeued = 0
         self.progress = LoadProgress(0.0, "waiting to start", "loading")
-        self._thread = threading.Thread(target=self._run, name="ai-worker", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="ai-worker", daemon=False)
         self._candidates = CandidateDraw(
             backend, config.hygiene, clock, self._emit, self._next_deadline, self._queued
         )
@@ -84,8 +92,15 @@ class Worker:
         self._thread.start()
 
     def _on_progress(self, fraction: float, stage: str) -> None:
+        if self.stopping:
+            # Hashing and unpacking report progress often: leave them at the next block.
+            raise _StopLoadingError
         # One attribute rebind: the main thread always sees a whole record.
         self.progress = LoadProgress(min(1.0, max(0.0, fraction)), stage, "loading")
+
+    def interrupt(self) -> None:
+        """Abort the backend's native call in progress; the caller holds ``cond``."""
+        self._backend.interrupt()
 
     def _run(self) -> None:
         if self._load():
@@ -99,7 +114,11 @@ class Worker:
     def _load(self) -> bool:
         try:
             self._backend.load(self._on_progress)
+        except _StopLoadingError:
+            return False
         except ModelLoadError as exc:
+            if self.stopping:
+                return False
             self._degrade(str(exc))
             return False
         except Exception as exc:
@@ -137,6 +156,8 @@ class Worker:
                     continue
                 ticket.state = TicketState.RUNNING
                 self.running = ticket
+                # Under the lock: an interrupt is only ever raised for the running ticket.
+                self._backend.resume()
                 return ticket
         return None
 
@@ -174,6 +195,10 @@ class Worker:
                 if len(raw) > runaway:
                     break
         except Exception as exc:
+            if ticket.cancel_reason is not None:
+                # An interrupted decode ends in an error; the request was stopped on purpose.
+                self._stopped(ticket)
+                return
             logger.warning("generation failed for npc %d: %s", request.npc_id, exc)
             reason = exc.reason if isinstance(exc, GenerationError) else "error"
             self._finish(ticket, LineFailed(handle, request, reason))

@@ -7,6 +7,13 @@ import time
 # Taken before the heavy imports below, so "first frame after X ms" counts them.
 LAUNCHED_AT = time.perf_counter()
 
+from game.shutdown import StopRequest  # noqa: E402
+
+# Installed before the heavy imports, so that Ctrl+C at any moment ends the run cleanly.
+STOP = StopRequest()
+if __name__ == "__main__":
+    STOP.install()
+
 import argparse  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -52,7 +59,13 @@ def parse_args(argv: list[str] | None = None) -> Options:
     )
     parser.add_argument("--frames", type=int, default=0, help="window: quit after N frames")
     parser.add_argument("--screenshot", type=Path, help="window: save a screenshot on exit")
-    parser.add_argument("--log", default="INFO", help="log level (DEBUG, INFO, WARNING)")
+    parser.add_argument(
+        "--log", default="INFO", help="log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)"
+    )
+    parser.add_argument(
+        "--save", type=Path, help="save file (default in a window: the user's data directory)"
+    )
+    parser.add_argument("--new", action="store_true", help="start fresh instead of continuing")
     ns = parser.parse_args(argv)
     ai = ns.ai_mode or ns.ai
     return Options(
@@ -74,12 +87,21 @@ def parse_args(argv: list[str] | None = None) -> Options:
         frames=ns.frames,
         screenshot=ns.screenshot,
         log_level=ns.log.upper(),
+        save=ns.save,
+        new=ns.new,
         launched_at=LAUNCHED_AT,
+        stop=STOP,
     )
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the process exit code."""
+    """Entry point; returns the process exit code.
+
+    With no ``argv`` this is the real command line, which takes over SIGINT and SIGTERM;
+    in-process callers (tests) keep their own handlers.
+    """
+    if argv is None:
+        STOP.install()
     return run(parse_args(argv))
 
 

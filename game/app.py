@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -34,7 +35,9 @@ from game.dialogue.request_builder import TemplateFallback
 from game.dialogue.templates import TemplateLines
 from game.gcwatch import settle_heap
 from game.session import Session
+from game.setting_checks import warn_about
 from game.settings import ConfigError
+from game.shutdown import StopRequest
 from game.sim.cast import NpcSpec, load_cast
 from game.sim.level import load_level
 from game.sim.ticks import ticks
@@ -71,22 +74,48 @@ class Options:
     frames: int = 0
     screenshot: Path | None = None
     log_level: str = "INFO"
+    save: Path | None = None
+    new: bool = False
     #: ``time.perf_counter()`` when the program started, to log how soon a window shows.
     launched_at: float | None = None
+    #: Set by SIGINT/SIGTERM; a fresh one (never set) when the caller has none.
+    stop: StopRequest | None = None
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def run(options: Options, runtime_factory: RuntimeFactory = build_router) -> int:
-    """Run the game as ``options`` ask; returns the exit code (2 for a player's mistake)."""
+    """Run the game as ``options`` ask; returns the exit code (2 for a player's mistake).
+
+    SIGINT and SIGTERM (through ``options.stop``) end the run after the current tick, with
+    the report written, the bubble log flushed and the model worker joined: exit code 0.
+    """
+    if options.log_level not in LOG_LEVELS:
+        print(
+            f"zerostall: error: unknown log level {options.log_level!r} "
+            f"(expected one of {', '.join(LOG_LEVELS)})",
+            file=sys.stderr,
+        )
+        return 2
     logging.basicConfig(
-        level=getattr(logging, options.log_level, logging.INFO),
+        level=getattr(logging, options.log_level),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    stop = options.stop or StopRequest()
     with ExitStack() as stack:
         try:
             settings = load_settings(options.config_dir or CONFIG_DIR, _overrides(options))
+            warn_about(settings)
+            if options.report is not None:
+                check_writable(options.report)
             log = None
             if options.bubble_log is not None:
-                log = stack.enter_context(options.bubble_log.open("w", encoding="utf-8"))
+                # Line-buffered: every bubble is on disk as soon as it is shown, so a killed
+                # run still leaves its log.
+                log = stack.enter_context(
+                    options.bubble_log.open("w", encoding="utf-8", buffering=1)
+                )
             village = build_village(settings, bubble_log=log, runtime_factory=runtime_factory)
         except (ConfigError, AssetError) as exc:
             print(f"zerostall: error: {exc}", file=sys.stderr)
@@ -96,8 +125,22 @@ def run(options: Options, runtime_factory: RuntimeFactory = build_router) -> int
             return 2
         stack.callback(village.close)
         if options.headless:
-            return _run_headless(village, settings, options)
-        return _run_window(village, settings, options)
+            return _run_headless(village, settings, options, stop)
+        return _run_window(village, settings, options, stop)
+
+
+def check_writable(path: Path) -> None:
+    """Fail now, not after a long run, when ``path`` cannot be written. Raises ConfigError."""
+    if path.is_dir():
+        raise ConfigError(f"cannot write {path}: it is a directory")
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder {parent}: {exc.strerror}") from None
+    target = path if path.exists() else parent
+    if not os.access(target, os.W_OK):
+        raise ConfigError(f"cannot write {path}: permission denied")
 
 
 def build_village(
@@ -219,7 +262,7 @@ def _overrides(options: Options) -> tuple[str, ...]:
     return flags + options.overrides
 
 
-def _run_headless(village: Session, settings: Settings, options: Options) -> int:
+def _run_headless(village: Session, settings: Settings, options: Options, stop: StopRequest) -> int:
     from game.headless import run_headless
     from game.input.bot import Bot
 
@@ -231,11 +274,26 @@ def _run_headless(village: Session, settings: Settings, options: Options) -> int
         level=world.level_view(),
         talk_radius=world.talk_radius,
     )
-    state = village.ai.wait_ready(timeout_s=120.0)
+    state = _wait_ready(village, stop, timeout_s=120.0)
     if state == "degraded":
         print("zerostall: the model could not load; villagers use template lines", file=sys.stderr)
     settle_heap()
-    report = run_headless(village, bot, headless.ticks, settings.game.loop, paced=options.paced)
+    report = run_headless(
+        village,
+        bot,
+        headless.ticks,
+        settings.game.loop,
+        paced=options.paced,
+        stop=lambda: stop.requested,
+    )
+    # Shut the model down before the report is written, so it can say nothing was left.
+    village.close()
+    after = village.ai_report()
+    if isinstance(report.get("ai"), dict) and "queue_depth" in after:
+        report["ai"]["after_shutdown"] = {
+            "queue_depth": after["queue_depth"],
+            "in_flight": after["in_flight"],
+        }
     report = {
         "scenario": headless.scenario,
         "seed": settings.game.world.seed,
@@ -253,6 +311,7 @@ def _run_headless(village: Session, settings: Settings, options: Options) -> int
     print(
         f"ticks {report['ticks']}  tick_ms p50 {tick_ms['p50']:.3f} p99 {tick_ms['p99']:.3f} "
         f"max {tick_ms['max']:.3f}  overruns {report['overruns']}"
+        + ("  (interrupted)" if report["interrupted"] else "")
     )
     if options.report is not None:
         try:
@@ -264,17 +323,35 @@ def _run_headless(village: Session, settings: Settings, options: Options) -> int
     return 0
 
 
-def _run_window(village: Session, settings: Settings, options: Options) -> int:
+def _wait_ready(village: Session, stop: StopRequest, timeout_s: float) -> str:
+    """Wait for the model and its warm-up in short slices, so a stop signal is seen."""
+    end = time.monotonic() + timeout_s
+    state = "loading"
+    while state in ("loading", "warming") and not stop.requested and time.monotonic() < end:
+        state = village.ai.wait_ready(timeout_s=0.05)
+    return state
+
+
+def _run_window(village: Session, settings: Settings, options: Options, stop: StopRequest) -> int:
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
     import pygame
 
-    from game.window import GameWindow
-
     # Only what the window needs: ``pygame.init()`` also probes audio, which costs about
     # 100 ms at startup (longer on machines without a sound card) for sound we never play.
+    from game.render.text import BOLD_FONT, REGULAR_FONT
+    from game.window import GameWindow
+
     try:
         pygame.display.init()
         pygame.font.init()
+        check_fonts((REGULAR_FONT, BOLD_FONT))
+    except AssetError as exc:
+        print(f"zerostall: error: {exc}", file=sys.stderr)
+        pygame.quit()
+        return 2
+    except pygame.error:
+        pass  # no display: reported just below, where the window is opened
+    try:
         window = GameWindow(village, settings.game, launched_at=options.launched_at)
     except pygame.error as exc:
         print(
@@ -284,9 +361,32 @@ def _run_window(village: Session, settings: Settings, options: Options) -> int:
         )
         pygame.quit()
         return 2
+
+    def finish_frame() -> None:
+        window.running = False
+
+    stop.on_stop(finish_frame)
     try:
         settle_heap()
         window.run(max_frames=options.frames, screenshot_path=options.screenshot)
     finally:
         pygame.quit()
     return 0
+
+
+def check_fonts(paths: tuple[Path, ...]) -> None:
+    """Open each bundled font that exists, so a corrupt one stops the game with one line.
+
+    A missing font is fine (pygame's default font stands in); a damaged one would
+    otherwise fail at the first frame. Needs ``pygame.font.init()``. Raises AssetError.
+    """
+    import pygame
+
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            # Opening succeeds on garbage; measuring text is what touches the glyphs.
+            pygame.font.Font(path, 12).size("Zerostall")
+        except (pygame.error, OSError, ValueError) as exc:
+            raise AssetError(f"{path}: cannot load font: {exc}") from None

@@ -25,8 +25,12 @@ def run_headless(
     paced: bool = True,
     clock: Callable[[], float] = time.perf_counter,
     sleep: Callable[[float], None] = time.sleep,
+    stop: Callable[[], bool] = lambda: False,
 ) -> dict[str, Any]:
     """Play ``ticks`` ticks and return the report.
+
+    ``stop`` is checked between ticks; once it returns True the run ends early and the
+    report says ``interrupted: true``.
 
     Paced runs keep real time at the loop's rate, as a window would, so that anything
     running beside the loop (the language model) sees the same amount of time per tick.
@@ -36,7 +40,7 @@ def run_headless(
     world = village.world
 
     def step(_tick: int) -> None:
-        if village.tick >= ticks:
+        if village.tick >= ticks or stop():
             return
         village.step(bot.intent(world.snapshot()))
 
@@ -44,16 +48,18 @@ def run_headless(
     with GcWatch() as gc_watch:
         if paced:
             loop.advance(step)
-            while village.tick < ticks:
+            while village.tick < ticks and not stop():
                 loop.advance(step)
                 sleep(max(0.0, loop.dt - loop.accumulator))
         else:
-            while village.tick < ticks:
+            while village.tick < ticks and not stop():
                 step(village.tick)
+    interrupted = village.tick < ticks
     wall_s = clock() - start
     dt = loop.dt
     return {
         "ticks": village.tick,
+        "interrupted": interrupted,
         "dt": dt,
         "wall_s": round(wall_s, 3),
         "paced": paced,

@@ -8,6 +8,7 @@ exits with that message instead of a traceback.
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 import types
 import typing
@@ -28,6 +29,10 @@ def read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: tables or lists nested too deeply") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except OSError as exc:
@@ -68,6 +73,8 @@ def apply_override(table: dict[str, Any], assignment: str) -> None:
         value = tomllib.loads(f"v = {raw.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw.strip()
+    except RecursionError:
+        raise ConfigError(f"--set {assignment!r}: value nested too deeply") from None
     keys = [k.strip() for k in path.split(".")]
     node = table
     for key in keys[:-1]:
@@ -123,6 +130,9 @@ def _convert(hint: Any, value: Any, source: str, key: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             _fail(source, key, "a number", value)
+        if not math.isfinite(value):
+            # inf would make a budget that never expires, nan one that never compares.
+            _fail(source, key, "a finite number", value)
         return float(value)
     if hint is str:
         if not isinstance(value, str):

@@ -62,6 +62,11 @@ class BackToBack:
         self.runtime.warm(request)
 
     @property
+    def warming(self) -> bool:
+        """As the wrapped runtime."""
+        return bool(self.runtime.warming)
+
+    @property
     def multi_tier(self) -> bool:
         """As the wrapped runtime."""
         return bool(self.runtime.multi_tier)

@@ -192,6 +192,11 @@ class PlainRuntime:
         """Run ``request`` for the model's cache only; its events are dropped."""
         self._warming.add(self.submit(request).id)
 
+    @property
+    def warming(self) -> bool:
+        """Whether a warm-up has not ended yet."""
+        return any(handle_id in self._live for handle_id in self._warming)
+
     def cancel(self, handle: Handle) -> bool:
         """Stop the request at its next piece, or skip it if it has not started."""
         begin = time.perf_counter()

@@ -261,14 +261,21 @@ class ModelLineSource:
         }
 
     def wait_ready(self, timeout_s: float) -> str:
-        """Block until the model has loaded or failed to; for headless runs, never in a tick."""
+        """Block until the model has loaded and its warm-up has finished, or failed to load.
+
+        For headless runs, never in a tick. Returns the load state, or "warming" when the
+        time ran out with the warm-up still queued or running.
+        """
         end = time.monotonic() + timeout_s
         while self.runtime.load_progress().state == "loading" and time.monotonic() < end:
-            time.sleep(0.02)
-        if self._ready():
-            self.poll(self.world.tick)  # starts the warm-up
-            # Queued counts too: right after submit the worker may not have taken it yet.
-            while self._busy() and time.monotonic() < end:
-                time.sleep(0.02)
-                self.poll(self.world.tick)
+            time.sleep(0.01)
+        if not self._ready():
+            return self.runtime.load_progress().state
+        self.poll(self.world.tick)  # starts the warm-up
+        # Queued counts too: right after submit the worker may not have taken it yet.
+        while self.runtime.warming or self._busy():
+            if time.monotonic() >= end:
+                return "warming"
+            time.sleep(0.005)
+            self.poll(self.world.tick)
         return self.runtime.load_progress().state

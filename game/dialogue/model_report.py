@@ -36,6 +36,8 @@ def runtime_report(metrics: AiMetrics) -> dict[str, object]:
         "failed": dict(m.failed),
         "dropped": dict(m.dropped),
         "fallbacks": dict(m.fallbacks),
+        "queue_depth": m.queue_depth,
+        "in_flight": m.in_flight,
         "max_queue_depth": m.max_queue_depth,
         "tokens": m.tokens,
         "ttft_ms": m.ttft_s.as_dict(1000.0),

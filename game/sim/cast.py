@@ -80,6 +80,8 @@ def load_cast(name: str | Path = DEFAULT_CAST) -> Cast:
         raise AssetError(f"{path}: cannot read cast file: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise AssetError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError:
+        raise AssetError(f"{path}: not a cast file: tables or lists nested too deeply") from None
     cast = parse_cast(raw, path)
     logger.info("loaded cast: %d villagers", len(cast.npcs))
     return cast

@@ -23,6 +23,13 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_LEVEL = "levels/village.json"
 ERRAND_KINDS = ("deliver", "restack", "fetch")
+# Sensible maxima: a typo in a count must end in a message, not in minutes of set-up and
+# gigabytes of bodies. The bundled village has 67 props and a stack of 4.
+MAX_GROUP_COUNT = 500
+MAX_LEVEL_PROPS = 2000
+MAX_STACK_COUNT = 40
+MAX_ERRAND_GOAL = 1000
+MAX_LIST_ITEMS = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +164,11 @@ def load_level(name: str | Path = DEFAULT_LEVEL) -> Level:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise AssetError(f"{path}: cannot read level file: {exc}") from exc
+        raise AssetError(f"{path}: cannot read level file: {exc}") from None
     except json.JSONDecodeError as exc:
-        raise AssetError(f"{path}: not valid JSON: {exc}") from exc
+        raise AssetError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise AssetError(f"{path}: not a level: lists or tables nested too deeply") from None
     level = parse_level(raw, path)
     logger.info(
         "loaded level %s: %d props, %d zones", level.name, len(level.props), len(level.zones)
@@ -193,6 +202,8 @@ def parse_level(raw: object, path: Path) -> Level:
     props: list[PropSpec] = []
     for i, group in enumerate(_list(r, data, "props")):
         props.extend(_prop_group(r, group, f"props[{i}]"))
+        if len(props) > MAX_LEVEL_PROPS:
+            raise r.fail("props", f"more than {MAX_LEVEL_PROPS} props in the level")
     stacks = tuple(
         _stack(r, s, f"stacks[{i}]", zone_ids) for i, s in enumerate(_list(r, data, "stacks"))
     )
@@ -201,6 +212,15 @@ def parse_level(raw: object, path: Path) -> Level:
     )
     spawns = r.table(r.get(data, "spawns", "level"), "spawns")
     player_spawn = r.point(r.get(spawns, "player", "spawns"), "spawns.player")
+    _check_inside(r, width, height, "spawns.player", *player_spawn)
+    for i, prop in enumerate(props):
+        _check_inside(r, width, height, f"props (generated prop {i})", prop.x, prop.y)
+    # Zones may reach below the ground line; only their horizontal extent must be inside.
+    for i, zone in enumerate(zones):
+        _check_inside(r, width, height, f"zones[{i}]", zone.x, 0.0)
+        _check_inside(r, width, height, f"zones[{i}]", zone.x + zone.w, 0.0)
+    for i, stack in enumerate(stacks):
+        _check_inside(r, width, height, f"stacks[{i}]", stack.x, 0.0)
 
     return Level(
         name=r.text(data, "name", "level"),
@@ -221,7 +241,17 @@ def parse_level(raw: object, path: Path) -> Level:
 
 
 def _list(r: Reader, data: Mapping[str, Any], key: str) -> list[Any]:
-    return r.items(data.get(key, []), key)
+    items = r.items(data.get(key, []), key)
+    if len(items) > MAX_LIST_ITEMS:
+        raise r.fail(key, f"more than {MAX_LIST_ITEMS} entries")
+    return items
+
+
+def _check_inside(r: Reader, width: float, height: float, where: str, x: float, y: float) -> None:
+    if not (0.0 <= x <= width and 0.0 <= y <= height):
+        raise r.fail(
+            where, f"position ({x:g}, {y:g}) is outside the level (0..{width:g}, 0..{height:g})"
+        )
 
 
 def _static(r: Reader, raw: object, where: str) -> StaticSpec:
@@ -287,6 +317,8 @@ def _prop_group(r: Reader, raw: object, where: str) -> list[PropSpec]:
         )
     x, y = r.number(d, "x", where), r.number(d, "y", where)
     count = r.integer(d, "count", where, default=1)
+    if count > MAX_GROUP_COUNT:
+        raise r.fail(f"{where}.count", f"at most {MAX_GROUP_COUNT} props per group, got {count}")
     dx, dy = r.number(d, "dx", where, 0.0), r.number(d, "dy", where, 0.0)
     tag = str(d.get("tag", ""))
     return [PropSpec(kind, x + i * dx, y + i * dy, tag) for i in range(count)]
@@ -301,8 +333,8 @@ def _stack(r: Reader, raw: object, where: str, zone_ids: list[str]) -> StackSpec
     if zone not in zone_ids:
         raise r.fail(f"{where}.zone", f"no zone called {zone!r}")
     count = r.integer(d, "count", where)
-    if count < 2:
-        raise r.fail(f"{where}.count", "a stack needs at least 2 props")
+    if not 2 <= count <= MAX_STACK_COUNT:
+        raise r.fail(f"{where}.count", f"a stack needs 2..{MAX_STACK_COUNT} props, got {count}")
     return StackSpec(r.text(d, "id", where), kind, r.number(d, "x", where), count, zone)
 
 
@@ -320,8 +352,14 @@ def _errand(r: Reader, raw: object, where: str, zone_ids: list[str]) -> ErrandSp
     if kind == "fetch" and not prop_tag:
         raise r.fail(where, "a fetch errand needs a 'prop_tag'")
     goal = r.integer(d, "goal", where)
-    if goal < 1:
-        raise r.fail(f"{where}.goal", "goal must be at least 1")
+    if not 1 <= goal <= MAX_ERRAND_GOAL:
+        raise r.fail(f"{where}.goal", f"goal must be in 1..{MAX_ERRAND_GOAL}, got {goal}")
+    prop_kind = str(d.get("prop_kind", ""))
+    if prop_kind and prop_kind not in PROP_KINDS:
+        raise r.fail(
+            f"{where}.prop_kind",
+            f"unknown prop kind {prop_kind!r} (known: {', '.join(PROP_KINDS)})",
+        )
     return ErrandSpec(
         id=r.text(d, "id", where),
         kind=kind,
@@ -329,7 +367,7 @@ def _errand(r: Reader, raw: object, where: str, zone_ids: list[str]) -> ErrandSp
         title=r.text(d, "title", where),
         goal=goal,
         zone=zone,
-        prop_kind=str(d.get("prop_kind", "")),
+        prop_kind=prop_kind,
         prop_tag=prop_tag,
         radius=r.number(d, "radius", where, 70.0),
     )
