@@ -96,6 +96,10 @@ class Backend(Protocol):
         """Release native resources; called once when the worker exits."""
         ...
 
+    def prompt_room(self, prompt: PromptSpec) -> int:
+        """Tokens of context left for the reply after ``prompt`` (negative: it overflows)."""
+        ...
+
     def interrupt(self) -> None:
         """Abort the native call in progress (prompt evaluation or decode) soon.
 

@@ -68,12 +68,20 @@ class CandidateDraw:
         self._next_deadline = next_deadline
         self._queued = queued
 
-    def run(self, ticket: Ticket, plan: CandidatePlan, params: GenerationParams) -> AiEvent | None:
+    def run(
+        self,
+        ticket: Ticket,
+        plan: CandidatePlan,
+        params: GenerationParams,
+        fitted: PromptSpec | None = None,
+    ) -> AiEvent | None:
         """The request's outcome: the best line, or "rejected"; None once it was stopped.
 
+        ``fitted`` is the request's prompt trimmed to the context, when it had to be.
         Raises what the backend raises; the worker turns that into a failed line.
         """
         request = ticket.request
+        base_prompt = request.prompt if fitted is None else fitted
         clock = self._clock
         started = clock()
         if plan.temperature is not None:
@@ -86,7 +94,7 @@ class CandidateDraw:
             passed = any(v.passes for v, _ in drawn)
             if k and not self._room_for_another(ticket, plan, slowest, passed):
                 break
-            prompt = request.prompt
+            prompt = base_prompt
             if plan.openers:
                 prompt = replace(prompt, opener=plan.openers[k % len(plan.openers)])
             begun = clock()

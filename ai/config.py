@@ -22,6 +22,7 @@ PromptFormat = Literal["auto", "completion", "chat"]
 ModelVerify = Literal["stamp", "always"]
 RemoteApi = Literal["completion", "chat"]
 TIER_NAMES = ("local", "remote")
+_HEX = frozenset("0123456789abcdef")
 
 
 def _require(condition: bool, message: str) -> None:
@@ -36,6 +37,7 @@ class ModelConfig:
     backend: BackendName = "llama"
     model_path: str = ""
     model_dir: str = ""
+    model_sha256: str = ""
     verify: ModelVerify = "always"
     n_threads: int = 1
     n_threads_batch: int = 1
@@ -47,6 +49,11 @@ class ModelConfig:
     def __post_init__(self) -> None:
         _require(self.backend in ("llama", "scripted"), f"model.backend: unknown {self.backend!r}")
         _require(self.verify in ("stamp", "always"), f"model.verify: unknown {self.verify!r}")
+        _require(
+            self.model_sha256 == ""
+            or (len(self.model_sha256) == 64 and all(c in _HEX for c in self.model_sha256.lower())),
+            "model.model_sha256 must be empty or 64 hex digits",
+        )
         _require(
             self.prompt_format in ("auto", "completion", "chat"),
             f"model.prompt_format: unknown {self.prompt_format!r}",

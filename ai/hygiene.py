@@ -30,6 +30,13 @@ _TRAILING_JUNK = re.compile(r"[\s,;:\-\u2013\u2014_~|/\\(]+$")
 _SENTENCE_END = re.compile(r"[.!?\u2026]+(?= |$)")
 _ELLIPSIS = "\u2026"
 _MAX_PASSES = 8
+# A fragment of 2-12 characters said three or more times in a row ("DukeDukeDuke", "NANNAN").
+_REPEATED_FRAGMENT = re.compile(r"(.{2,12}?)\1{2,}", re.DOTALL)
+# Terminal escape sequences: CSI ("ESC [ ... m"), OSC ("ESC ] ... BEL"), and two-byte ones.
+_ANSI_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]"
+)
+_MAX_COMBINING = 2
 
 
 def _strip_controls(text: str) -> str:
@@ -49,6 +56,23 @@ def _strip_controls(text: str) -> str:
             out.append(" ")
         else:
             out.append(ch)
+    return "".join(out)
+
+
+def _limit_combining(text: str) -> str:
+    """Keep at most ``_MAX_COMBINING`` combining marks after each character (no "Zalgo")."""
+    if text.isascii():
+        return text
+    out: list[str] = []
+    run = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            run += 1
+            if run > _MAX_COMBINING:
+                continue
+        else:
+            run = 0
+        out.append(ch)
     return "".join(out)
 
 
@@ -147,13 +171,28 @@ def end_after(text: str, start: int) -> str:
 
 
 def is_garbage(text: str, min_letters: int = 2) -> bool:
-    """True when ``text`` is too short on letters to be a line worth showing."""
+    """True when ``text`` is too short on letters, mostly symbols, or mostly a stutter.
+
+    A stutter is a short fragment repeated three or more times in a row, covering more
+    than half of the line ignoring spaces: what a damaged model file writes
+    ("DukeDukeDuke...", "NANNANNAN...").
+    """
     letters = sum(1 for ch in text if ch.isalpha())
     if letters < max(1, min_letters):
         return True
     visible = sum(1 for ch in text if not ch.isspace())
     # Mostly punctuation or symbols ("@@@ ### ok") reads as noise, not speech.
-    return letters * 2 < visible
+    if letters * 2 < visible:
+        return True
+    return _mostly_repeats(text)
+
+
+def _mostly_repeats(text: str) -> bool:
+    squeezed = "".join(text.split())
+    if len(squeezed) < 6:
+        return False
+    covered = sum(match.end() - match.start() for match in _REPEATED_FRAGMENT.finditer(squeezed))
+    return covered * 2 > len(squeezed)
 
 
 @functools.lru_cache(maxsize=16)
@@ -174,13 +213,17 @@ def find_blocked(text: str, blocklist: tuple[str, ...]) -> str | None:
 
 
 def sanitize_player_text(text: str, max_chars: int) -> str:
-    """Make typed player text safe to splice into a prompt.
+    """Make typed player text safe to splice into a prompt, once, where it enters the game.
 
-    Removes control characters and double quotes (they would end the quoted
-    line in a completion prompt), collapses whitespace and caps the length at
-    a word boundary when one is near. Idempotent.
+    Removes terminal escape sequences, control characters (NUL, ESC, ...), invisible
+    format characters (zero-width spaces and joiners, bidi overrides and isolates such
+    as U+202E) and double quotes (they would end the quoted line in a completion
+    prompt); keeps at most two combining marks per letter; collapses every kind of
+    whitespace to single spaces and caps the length at a word boundary when one is
+    near. Idempotent.
     """
-    text = _collapse(_strip_controls(text).translate(_QUOTE_TABLE))
+    text = _ANSI_ESCAPE.sub(" ", text)
+    text = _collapse(_limit_combining(_strip_controls(text)).translate(_QUOTE_TABLE))
     if len(text) <= max_chars:
         return text
     cut = text[:max_chars]

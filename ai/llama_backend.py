@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ai.abort import AbortSwitch
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
 from ai.config import AiConfig
+from ai.load_checks import self_test
 from ai.prompt import build_chat_messages, build_completion_prompt
 from ai.requests import PromptSpec
 from ai.scoring import TokenScorer
@@ -69,6 +70,7 @@ class LlamaBackend:
         path = resolve_model_path(model_cfg, lambda f, stage: progress(0.8 * f, stage))
         progress(0.8, "loading model")
         try:
+            import llama_cpp
             from llama_cpp import Llama
 
             from ai.token_loop import TokenLoop
@@ -92,6 +94,11 @@ class LlamaBackend:
         self._abort.install(llama_cpp, llm.ctx)
         self._model_path = path
         self._use_chat = self._choose_chat(llm)
+        progress(0.95, "testing model")
+        problem = self_test(self, self._config)
+        if problem is not None:
+            self.close()
+            raise ModelLoadError(problem)
         logger.info(
             "model loaded: %s (prompt format: %s, threads %d/%d)",
             path.name,
@@ -205,6 +212,13 @@ class LlamaBackend:
                     yield piece
         finally:
             _close_stream(stream)
+
+    def prompt_room(self, prompt: PromptSpec) -> int:
+        """Context tokens left after ``prompt`` (measured on its completion form)."""
+        if self._llm is None:
+            raise RuntimeError("prompt_room() called before load()")
+        text = build_completion_prompt(prompt, prompt.player_text)
+        return int(self._llm.n_ctx()) - len(self._llm.tokenize(text.encode("utf-8")))
 
     def interrupt(self) -> None:
         """Abort the prompt evaluation or decode in progress (any thread)."""

@@ -9,10 +9,15 @@ Verification on later starts (``model.verify``):
 
 - ``"always"`` re-hashes the file (about 0.15 s for 253 MB when the file is in
   the page cache, measured on a 2-core machine; it runs on the worker thread);
-- ``"stamp"`` trusts a ``.verified`` stamp holding size and mtime written after
-  a successful hash, and re-hashes when either differs. Size and the GGUF magic
-  are checked in both modes, and a file llama.cpp cannot parse still ends in a
-  :class:`ModelLoadError` at load time.
+- ``"stamp"`` trusts a ``.verified`` stamp holding size, mtime and inode written
+  after a successful hash, and re-hashes when any differs or when the stamp is
+  older than the file. A same-size edit that restores the mtime on the same
+  inode goes unnoticed: that is the trade-off for skipping the hash. Size and
+  the GGUF magic are checked in both modes, and a file llama.cpp cannot parse
+  still ends in a :class:`ModelLoadError` at load time.
+
+``model_sha256`` pins any file, the user's own included: the file is hashed
+(or its stamp trusted, with ``"stamp"``) and a mismatch stops the model.
 
 Run ``python -m ai.model`` to prepare the packaged model ahead of time.
 """
@@ -95,7 +100,12 @@ def _read_stamp(path: Path) -> dict[str, object]:
 
 def _write_stamp(path: Path, sha256: str) -> None:
     stat = path.stat()
-    stamp = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": sha256}
+    stamp = {
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "inode": stat.st_ino,
+        "sha256": sha256,
+    }
     try:
         _stamp_path(path).write_text(json.dumps(stamp), encoding="utf-8")
     except OSError as exc:
@@ -106,10 +116,17 @@ def _write_stamp(path: Path, sha256: str) -> None:
 def _stamp_matches(path: Path, expected_sha: str) -> bool:
     stamp = _read_stamp(path)
     stat = path.stat()
+    try:
+        stamp_mtime = _stamp_path(path).stat().st_mtime_ns
+    except OSError:
+        return False
     return (
         stamp.get("sha256") == expected_sha
         and stamp.get("size") == stat.st_size
         and stamp.get("mtime_ns") == stat.st_mtime_ns
+        and stamp.get("inode") == stat.st_ino
+        # A stamp written before the file last changed vouches for an older file.
+        and stamp_mtime >= stat.st_mtime_ns
     )
 
 
@@ -202,12 +219,36 @@ def _is_valid_copy(
 
 
 def resolve_model_path(config: ModelConfig, progress: Progress = _no_progress) -> Path:
-    """The GGUF file to load: an explicit ``model_path`` as is, else the packaged model."""
+    """The GGUF file to load: an explicit ``model_path``, else the packaged model.
+
+    With ``model_sha256`` set, the file must have that hash.
+    """
     if config.model_path:
         path = Path(config.model_path).expanduser()
         check_gguf_file(path)
-        return path
-    return prepare_packaged_model(config, progress)
+    else:
+        path = prepare_packaged_model(config, progress)
+    if config.model_sha256:
+        check_pinned_hash(path, config.model_sha256.lower(), config.verify, progress)
+    return path
+
+
+def check_pinned_hash(
+    path: Path, expected_sha: str, verify: ModelVerify, progress: Progress = _no_progress
+) -> None:
+    """Raise :class:`ModelLoadError` unless ``path`` hashes to ``expected_sha``."""
+    if verify == "stamp" and _stamp_matches(path, expected_sha):
+        return
+    try:
+        actual = sha256_file(path, progress, path.stat().st_size)
+    except OSError as exc:
+        raise ModelLoadError(f"cannot read model file {path}: {exc.strerror}") from exc
+    if actual != expected_sha:
+        raise ModelLoadError(
+            f"model file {path} does not match model_sha256 "
+            f"(expected {expected_sha[:12]}..., got {actual[:12]}...)"
+        )
+    _write_stamp(path, expected_sha)
 
 
 def main(argv: list[str] | None = None) -> int:

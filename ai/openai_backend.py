@@ -23,6 +23,7 @@ import asyncio
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from typing import Any
@@ -58,6 +59,7 @@ class OpenAiBackend:
         self._chat = chat
         self._url = config.base_url.rstrip("/") + ("/chat/completions" if chat else "/completions")
         self._url_problem = _url_problem(self._url)
+        self._interrupted = threading.Event()
 
     @property
     def url(self) -> str:
@@ -112,6 +114,13 @@ class OpenAiBackend:
         should_stop: StopCheck,
     ) -> Iterator[str]:
         deadline = time.monotonic() + self._config.request_timeout_s
+        interrupted = self._interrupted.is_set
+        asked_to_stop = should_stop
+
+        def stopped() -> bool:
+            return asked_to_stop() or interrupted()
+
+        should_stop = stopped
         stream = self._stream(self._body(prompt, params), params)
         try:
             while True:
@@ -192,6 +201,18 @@ class OpenAiBackend:
         tail = stops.flush()
         if tail:
             yield tail
+
+    def prompt_room(self, prompt: PromptSpec) -> int:
+        """The server's context size is not known here: its own limit applies."""
+        return 1 << 30
+
+    def interrupt(self) -> None:
+        """Stop the stream at its next piece or poll (any thread)."""
+        self._interrupted.set()
+
+    def resume(self) -> None:
+        """Let the next request stream."""
+        self._interrupted.clear()
 
     def close(self) -> None:
         """Close the client and the event loop."""

@@ -11,6 +11,8 @@ model needs no help to start a line.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import replace
 
 from ai.requests import Exchange, PromptSpec
 
@@ -27,6 +29,24 @@ def _single_line(text: str) -> str:
 def _context_block(context: str) -> str:
     """The shared prefix, normalised to end with exactly one newline."""
     return context.rstrip() + "\n" if context.strip() else ""
+
+
+def fit_prompt(spec: PromptSpec, fits: Callable[[PromptSpec], bool]) -> PromptSpec:
+    """Trim ``spec`` until ``fits``: the oldest history first, then the oldest notes.
+
+    Never fails: as a last resort the player's text is shortened, and a prompt that
+    still does not fit is returned as is (the shared context alone is too long, which
+    the load-time check reports).
+    """
+    if fits(spec):
+        return spec
+    while spec.history and not fits(spec):
+        spec = replace(spec, history=spec.history[1:])
+    while spec.notes and not fits(spec):
+        spec = replace(spec, notes=spec.notes[1:])
+    while len(spec.player_text) > 8 and not fits(spec):
+        spec = replace(spec, player_text=spec.player_text[: len(spec.player_text) // 2])
+    return spec
 
 
 def history_before_ask(spec: PromptSpec, player_text: str) -> tuple[Exchange, ...]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from ai.backend import Backend
@@ -49,6 +49,7 @@ from ai.events import (
     needs_fallback,
 )
 from ai.fallback import FallbackSource
+from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder
 from ai.requests import Handle, LineRequest, Priority
 from ai.runtime import AiRuntime
@@ -139,10 +140,14 @@ class Router:
 
     # -- lifecycle -----------------------------------------------------------
 
-    def start(self) -> None:
-        """Start every tier's threads."""
+    def start(self, probes: Sequence[Probe] = ()) -> None:
+        """Start every tier's threads; the local model checks ``probes`` once it has loaded.
+
+        See :meth:`AiRuntime.start`: a probe that leaves no room for a line marks the local
+        tier degraded, naming its label.
+        """
         for tier in self._tiers:
-            tier.start()
+            tier.start(probes if tier is self._local else ())
 
     def shutdown(self) -> None:
         """Stop every tier within about a second each; the next poll reports what ended."""

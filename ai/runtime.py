@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ai.backend import Backend
 from ai.config import AiConfig
@@ -46,6 +46,7 @@ from ai.events import (
     TerminalEvent,
 )
 from ai.fallback import FallbackSource, safe_fallback_line
+from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder
 from ai.requests import Handle, LineRequest, Priority
 from ai.scheduler import Scheduler, Ticket, TicketState
@@ -93,11 +94,16 @@ class AiRuntime:
 
     # -- lifecycle -----------------------------------------------------------
 
-    def start(self) -> None:
-        """Spawn the worker thread, which loads the model in the background."""
+    def start(self, probes: Sequence[Probe] = ()) -> None:
+        """Spawn the worker thread, which loads the model in the background.
+
+        ``probes`` are the caller's largest prompts, labelled: once the model has loaded,
+        one that leaves no room for a line marks the runtime degraded, naming its label.
+        """
         if self._started:
             return
         self._started = True
+        self._worker.probes = tuple(probes)
         interval = self._config.runtime.switch_interval_s
         if interval > 0.0:
             # Shorter GIL slices let the main thread back in sooner when the

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
 from ai.config import ScriptedConfig
+from ai.prompt import build_completion_prompt
 from ai.requests import PromptSpec
 from ai.selection import words
 
@@ -77,6 +78,7 @@ class ScriptedBackend:
         script: Script | None = None,
         *,
         load_error: str | None = None,
+        n_ctx: int = 2048,
     ) -> None:
         self._timings = timings if timings is not None else ScriptedConfig()
         self._script = script
@@ -86,6 +88,7 @@ class ScriptedBackend:
         self.generate_calls = 0
         self.closed = False
         self._interrupted = threading.Event()
+        self._n_ctx = n_ctx
 
     @property
     def thread_ids(self) -> tuple[int, ...]:
@@ -169,6 +172,11 @@ class ScriptedBackend:
     def close(self) -> None:
         """Nothing native to free; remembered so tests can check it was called."""
         self.closed = True
+
+    def prompt_room(self, prompt: PromptSpec) -> int:
+        """Context left after ``prompt``, counting four characters to a token."""
+        text = build_completion_prompt(prompt, prompt.player_text)
+        return self._n_ctx - (len(text) // 4 + 1)
 
     def interrupt(self) -> None:
         """Stop a scripted hang or reply at once, as llama.cpp's abort callback would."""

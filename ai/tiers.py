@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ai.breaker import CircuitBreaker
 from ai.config import RoutingConfig
 from ai.events import RequestStats
+from ai.load_checks import Probe
 from ai.metrics import Percentiles, percentile, summarize
 from ai.requests import LineRequest
 from ai.runtime import AiRuntime
@@ -81,10 +83,10 @@ class Tier:
 
     # -- lifecycle -----------------------------------------------------------
 
-    def start(self) -> None:
-        """Start every lane's worker thread."""
+    def start(self, probes: Sequence[Probe] = ()) -> None:
+        """Start every lane's worker thread (``probes``: see :meth:`AiRuntime.start`)."""
         for lane in self.lanes:
-            lane.start()
+            lane.start(probes)
 
     def shutdown(self) -> None:
         """Stop every lane; each joins within about a second."""

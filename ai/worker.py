@@ -29,7 +29,9 @@ from ai.events import (
     TokenStreamed,
 )
 from ai.hygiene import clean_line, clean_partial, find_blocked, is_garbage
-from ai.requests import CandidatePlan, Priority
+from ai.load_checks import Probe, check_prompt_sizes
+from ai.prompt import fit_prompt
+from ai.requests import CandidatePlan, Priority, PromptSpec
 from ai.scheduler import Scheduler, Ticket, TicketState
 
 logger = logging.getLogger(__name__)
@@ -76,6 +78,8 @@ class Worker:
         self.stopping = False
         self.degraded = False
         self.requeued = 0
+        #: Largest prompts to check once the model is loaded; set before ``start``.
+        self.probes: tuple[Probe, ...] = ()
         self.progress = LoadProgress(0.0, "waiting to start", "loading")
         self._thread = threading.Thread(target=self._run, name="ai-worker", daemon=False)
         self._candidates = CandidateDraw(
@@ -125,9 +129,21 @@ class Worker:
             logger.exception("unexpected error while loading the model")
             self._degrade(f"unexpected error while loading the model: {exc!r}")
             return False
+        try:
+            problem = self._check_model()
+        except Exception as exc:
+            if self.stopping:
+                return False
+            problem = f"could not measure the game's prompts: {exc!r}"
+        if problem is not None:
+            self._degrade(problem)
+            return False
         self.progress = LoadProgress(1.0, "ready", "ready")
         logger.info("AI backend ready")
         return True
+
+    def _check_model(self) -> str | None:
+        return check_prompt_sizes(self._backend, self.probes, self._config.generation.max_tokens)
 
     def _degrade(self, message: str) -> None:
         logger.error("AI model unavailable, using fallback lines only: %s", message)
@@ -176,13 +192,22 @@ class Worker:
             params = GenerationParams.from_config(self._config.generation, request.max_tokens)
         started = clock()
         outbox.append((ticket, RequestStarted(handle, request)))
+        backend = self._backend
+        max_tokens = params.max_tokens
+        try:
+            prompt = fit_prompt(
+                request.prompt, lambda spec: backend.prompt_room(spec) >= max_tokens
+            )
+        except Exception as exc:
+            logger.warning("could not measure the prompt for npc %d: %r", request.npc_id, exc)
+            prompt = request.prompt
         if request.plan is not None:
-            self._serve_candidates(ticket, request.plan, params)
+            self._serve_candidates(ticket, request.plan, params, prompt)
             return
         raw = ""
         tokens = 0
         first_token = started
-        stream = self._backend.generate(request.prompt, params, ticket.should_stop)
+        stream = backend.generate(prompt, params, ticket.should_stop)
         try:
             for piece in stream:
                 if tokens == 0:
@@ -231,11 +256,14 @@ class Worker:
         self._finish(ticket, LineCompleted(handle, request, text, stats))
 
     def _serve_candidates(
-        self, ticket: Ticket, plan: CandidatePlan, params: GenerationParams
+        self, ticket: Ticket, plan: CandidatePlan, params: GenerationParams, prompt: PromptSpec
     ) -> None:
         try:
-            event = self._candidates.run(ticket, plan, params)
+            event = self._candidates.run(ticket, plan, params, prompt)
         except Exception as exc:
+            if ticket.cancel_reason is not None:
+                self._stopped(ticket)  # an interrupted decode: stopped on purpose
+                return
             logger.warning("generation failed for npc %d: %s", ticket.request.npc_id, exc)
             reason = exc.reason if isinstance(exc, GenerationError) else "error"
             self._finish(ticket, LineFailed(ticket.handle, ticket.request, reason))

@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +16,11 @@ from typing import IO
 from ai import (
     AiConfig,
     Backend,
+    Exchange,
     FallbackSource,
+    HygieneConfig,
     LlamaBackend,
+    PromptSpec,
     Router,
     ScriptedBackend,
     build_router,
@@ -28,7 +31,7 @@ from game.dialogue.dialogue import Dialogue
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_plan import LinePlanner, load_trigger_words
 from game.dialogue.line_source import LineSource, SourceStatus, TemplateLineSource
-from game.dialogue.memory import Memories
+from game.dialogue.memory import MEMORY_FACTS, MEMORY_WINDOW, Memories
 from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.persona_prompt import Persona, shared_context
 from game.dialogue.request_builder import TemplateFallback
@@ -222,7 +225,6 @@ def _model_source(
     # By default the local tier always, and an OpenAI-compatible server as a second tier
     # when configured.
     runtime = runtime_factory(ai, backend, TemplateFallback(templates))
-    runtime.start()
     personas = {
         npc_id: Persona(
             spec.name, spec.role, spec.persona, spec.templates, spec.openers, spec.facts
@@ -231,6 +233,10 @@ def _model_source(
     }
     context = shared_context(list(personas.values()))
     planner = LinePlanner(context, personas, load_trigger_words(), ai.generation, world.cast.facts)
+    if isinstance(runtime, Router):
+        runtime.start(largest_prompts(context, personas.values(), ai.hygiene))
+    else:
+        runtime.start()  # a benchmark's peer runtime: no load-time prompt check
     return ModelLineSource(
         runtime,
         world,
@@ -243,6 +249,28 @@ def _model_source(
         mode=settings.game.dialogue.ai_mode,
         sync_wait_s=settings.game.dialogue.sync_wait_s,
     )
+
+
+def largest_prompts(
+    context: str, personas: Iterable[Persona], hygiene: HygieneConfig
+) -> list[tuple[str, PromptSpec]]:
+    """Each villager's longest possible prompt, longest persona first, for the load check.
+
+    The shared prefix plus a full memory (every remembered line and fact at its longest)
+    and a player's line at its cap.
+    """
+    longest = sorted(personas, key=lambda p: len(p.persona), reverse=True)
+    line = ("word " * hygiene.max_chars)[: hygiene.max_chars]
+    history = tuple(Exchange("Player", line) for _ in range(MEMORY_WINDOW))
+    notes = tuple(line for _ in range(MEMORY_FACTS + 1))  # the facts and the summary
+    player = ("word " * hygiene.player_text_max_chars)[: hygiene.player_text_max_chars]
+    return [
+        (
+            f"{p.name} the {p.role} (persona of {len(p.persona)} characters)",
+            PromptSpec(context, p.label, "is spoken to", notes, history, player),
+        )
+        for p in longest
+    ]
 
 
 def _overrides(options: Options) -> tuple[str, ...]:
@@ -276,7 +304,15 @@ def _run_headless(village: Session, settings: Settings, options: Options, stop: 
     )
     state = _wait_ready(village, stop, timeout_s=120.0)
     if state == "degraded":
-        print("zerostall: the model could not load; villagers use template lines", file=sys.stderr)
+        source = village.ai
+        reason = (
+            source.runtime.load_progress().error if isinstance(source, ModelLineSource) else None
+        )
+        print(
+            f"zerostall: the model could not load ({reason or 'see the log'}); "
+            "villagers use template lines",
+            file=sys.stderr,
+        )
     settle_heap()
     report = run_headless(
         village,

@@ -17,6 +17,10 @@ _SUMMARY_TOPICS = 6
 # as soon as it has scrolled out of the conversation.
 _RECENT = 12
 
+#: How many shown lines and facts each villager keeps (the prompt's tail grows with them).
+MEMORY_WINDOW = 4
+MEMORY_FACTS = 4
+
 
 class Memory:
     """One villager's memory: a window of shown exchanges, a summary of older ones, facts.
@@ -26,7 +30,7 @@ class Memory:
     data holder: ``exchanges``, ``facts`` and ``summary`` are all there is to save.
     """
 
-    def __init__(self, window: int = 4, max_facts: int = 4) -> None:
+    def __init__(self, window: int = MEMORY_WINDOW, max_facts: int = MEMORY_FACTS) -> None:
         self._exchanges: deque[Exchange] = deque(maxlen=window)
         self._facts: deque[str] = deque(maxlen=max_facts)
         self._topics: deque[str] = deque(maxlen=_SUMMARY_TOPICS)
@@ -110,7 +114,7 @@ class Memory:
 class Memories:
     """Every villager's memory, created on first use."""
 
-    def __init__(self, window: int = 4, max_facts: int = 4) -> None:
+    def __init__(self, window: int = MEMORY_WINDOW, max_facts: int = MEMORY_FACTS) -> None:
         self._window = window
         self._max_facts = max_facts
         self._by_npc: dict[int, Memory] = {}

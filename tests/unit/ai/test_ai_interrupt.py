@@ -45,6 +45,9 @@ class NativeLikeBackend:
     def close(self) -> None:
         pass
 
+    def prompt_room(self, prompt: PromptSpec) -> int:
+        return 1000
+
     def interrupt(self) -> None:
         self.interrupts += 1
         self._interrupted.set()
