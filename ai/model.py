@@ -188,6 +188,7 @@ def prepare_from_chunks(
         raise ModelLoadError(
             f"cannot create model directory {target.parent}: {exc.strerror}"
         ) from exc
+    remove_stale_parts(target)
     if target.exists():
         if _is_valid_copy(target, verify, expected_sha, expected_size, progress):
             progress(1.0, "model verified")
@@ -199,6 +200,37 @@ def prepare_from_chunks(
         raise ModelLoadError(f"cannot write model file {target}: {exc}") from exc
     progress(1.0, "model unpacked")
     return target
+
+
+def remove_stale_parts(target: Path) -> list[Path]:
+    """Delete ``<target>.<pid>.part`` files left by an unpack that was killed.
+
+    A part whose process is still running is another start unpacking right now and is
+    left alone. Returns the files removed.
+    """
+    removed: list[Path] = []
+    for part in target.parent.glob(f"{target.name}.*.part"):
+        pid_text = part.name[len(target.name) + 1 : -len(".part")]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and _process_alive(int(pid_text)):
+            continue
+        try:
+            part.unlink()
+        except OSError as exc:
+            logger.warning("cannot remove leftover %s: %s", part, exc.strerror)
+            continue
+        logger.info("removed %s, left by an interrupted unpack", part.name)
+        removed.append(part)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, but belongs to someone else
+    return True
 
 
 def _is_valid_copy(

@@ -171,3 +171,23 @@ def test_bad_model_sha256_setting_is_refused() -> None:
 
 def test_hygiene_config_caps_player_text() -> None:
     assert HygieneConfig(player_text_max_chars=10).player_text_max_chars == 10
+
+
+def test_leftover_part_files_are_removed_at_the_next_start(tmp_path: Path) -> None:
+    parts = [b"GGUF" + b"a" * 1000, b"b" * 300]
+    chunks = []
+    for i, data in enumerate(parts):
+        chunk = tmp_path / f"chunk{i}"
+        chunk.write_bytes(data)
+        chunks.append(chunk)
+    sha = hashlib.sha256(b"".join(parts)).hexdigest()
+    target = tmp_path / "models" / "m.gguf"
+    target.parent.mkdir()
+    dead = target.with_name(f"{target.name}.999999999.part")  # no such process
+    dead.write_bytes(b"half a model")
+    alive = target.with_name(f"{target.name}.{os.getppid()}.part")  # another start, unpacking
+    alive.write_bytes(b"in progress")
+    model_files.prepare_from_chunks(chunks, sha, target)
+    assert not dead.exists()
+    assert alive.exists()
+    assert target.read_bytes() == b"".join(parts)
