@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -26,6 +27,7 @@ from ai import (
     build_router,
 )
 from game.assets import AssetError, asset_path
+from game.autosave import Autosave, restore
 from game.config import CONFIG_DIR, Settings, load_settings
 from game.dialogue.dialogue import Dialogue
 from game.dialogue.disruptions import Disruptions
@@ -37,6 +39,7 @@ from game.dialogue.persona_prompt import Persona, shared_context
 from game.dialogue.request_builder import TemplateFallback
 from game.dialogue.templates import TemplateLines
 from game.gcwatch import settle_heap
+from game.save import Saver, SaveStore, default_save_path, start_new
 from game.session import Session
 from game.setting_checks import warn_about
 from game.settings import ConfigError
@@ -127,9 +130,53 @@ def run(options: Options, runtime_factory: RuntimeFactory = build_router) -> int
             print(f"zerostall: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
             return 2
         stack.callback(village.close)
+        try:
+            autosave = open_save(village, settings, options)
+        except ConfigError as exc:
+            print(f"zerostall: error: {exc}", file=sys.stderr)
+            return 2
+        if autosave is not None:
+            stack.callback(autosave.close)
+            village.autosave = autosave
         if options.headless:
             return _run_headless(village, settings, options, stop)
         return _run_window(village, settings, options, stop)
+
+
+def open_save(village: Session, settings: Settings, options: Options) -> Autosave | None:
+    """Continue from the save (or start fresh with ``--new``) and return the autosave.
+
+    Window play saves unless ``save.enabled`` is false; headless runs only with ``--save``.
+    Raises ConfigError for a ``--save`` path that cannot be written; any other trouble
+    with the save file means playing on without saving, after one warning.
+    """
+    config = settings.game.save
+    if options.save is not None:
+        check_writable(options.save)
+        path = options.save
+    elif options.headless or not config.enabled:
+        return None
+    else:
+        path = Path(config.path).expanduser() if config.path else default_save_path()
+    try:
+        if options.new:
+            start_new(path)
+        store = SaveStore(path)
+        state = store.load()
+    except (OSError, sqlite3.Error) as exc:
+        logger.warning("cannot use the save file %s (%s); playing without saving", path, exc)
+        return None
+    if store.moved_aside is not None:
+        print(
+            f"zerostall: the save file was damaged or not ours; kept it as "
+            f"{store.moved_aside.name} and started a new game",
+            file=sys.stderr,
+        )
+    if state is not None:
+        lines = restore(village.world, village.dialogue.memories, state)
+        logger.info("continuing the saved game: %d lines remembered (save %d)", lines, state.saves)
+    interval = round(config.interval_s * settings.game.loop.hz)
+    return Autosave(village.world, village.dialogue.memories, Saver(store), interval)
 
 
 def check_writable(path: Path) -> None:
@@ -330,6 +377,8 @@ def _run_headless(village: Session, settings: Settings, options: Options, stop: 
             "queue_depth": after["queue_depth"],
             "in_flight": after["in_flight"],
         }
+    if isinstance(village.autosave, Autosave):
+        report["save"] = village.autosave.report()
     report = {
         "scenario": headless.scenario,
         "seed": settings.game.world.seed,

@@ -96,6 +96,19 @@ class HeadlessConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class SaveConfig:
+    """Where and how often the game saves (window play; headless runs only with --save)."""
+
+    enabled: bool = True
+    path: str = ""
+    interval_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not 0.05 <= self.interval_s <= 3600.0:
+            raise ValueError(f"interval_s must be between 0.05 and 3600, got {self.interval_s}")
+
+
+@dataclass(frozen=True, slots=True)
 class GameConfig:
     """All of the game's settings."""
 
@@ -104,6 +117,7 @@ class GameConfig:
     window: WindowConfig = field(default_factory=WindowConfig)
     dialogue: DialogueConfig = field(default_factory=DialogueConfig)
     headless: HeadlessConfig = field(default_factory=HeadlessConfig)
+    save: SaveConfig = field(default_factory=SaveConfig)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable
+from typing import Protocol
 
 from game.dialogue.dialogue import Dialogue
 from game.dialogue.line_source import SourceStatus
@@ -15,6 +16,13 @@ from game.sim.world import World
 from game.stats import RecentSamples
 
 Clock = Callable[[], float]
+
+
+class AfterTick(Protocol):
+    """Something that runs at the end of every tick (the autosave)."""
+
+    def after_tick(self, tick: int) -> None:
+        """Called with the tick just simulated."""
 
 
 class Session:
@@ -40,6 +48,7 @@ class Session:
         self.events: Counter[str] = Counter()
         self.npc_transitions = 0
         self.errands_done = 0
+        self.autosave: AfterTick | None = None
 
     @property
     def tick(self) -> int:
@@ -53,6 +62,8 @@ class Session:
         tick = self.world.tick
         self.dialogue.handle_events(tick, events)
         self.dialogue.update(tick)
+        if self.autosave is not None:
+            self.autosave.after_tick(tick)
         self.tick_ms.add((self._clock() - start) * 1000.0)
         for event in events:
             self.events[type(event).__name__] += 1

@@ -8,6 +8,7 @@ however long the player talks, and so does the time to the reply's first word.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 
 from ai import Exchange
 from ai.selection import words
@@ -20,6 +21,17 @@ _RECENT = 12
 #: How many shown lines and facts each villager keeps (the prompt's tail grows with them).
 MEMORY_WINDOW = 4
 MEMORY_FACTS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """What one villager remembers, as plain data for a save: the (speaker, text) lines in
+    the window, the facts, and the summary's parts (how many older lines, their topics)."""
+
+    lines: tuple[tuple[str, str], ...] = ()
+    facts: tuple[str, ...] = ()
+    older: int = 0
+    topics: tuple[str, ...] = ()
 
 
 class Memory:
@@ -110,6 +122,24 @@ class Memory:
             line += " about " + ", ".join(self._topics)
         return line + "."
 
+    def to_record(self) -> MemoryRecord:
+        """Everything this memory holds, for a save."""
+        return MemoryRecord(
+            tuple((e.speaker, e.text) for e in self._exchanges),
+            tuple(self._facts),
+            self._older,
+            tuple(self._topics),
+        )
+
+    def restore_record(self, record: MemoryRecord) -> None:
+        """Replace what this memory holds with a saved record (trimmed to its window)."""
+        self.restore(
+            tuple(Exchange(speaker, text) for speaker, text in record.lines),
+            record.facts,
+            record.older,
+            record.topics,
+        )
+
 
 class Memories:
     """Every villager's memory, created on first use."""
@@ -125,6 +155,10 @@ class Memories:
         if memory is None:
             memory = self._by_npc[npc_id] = Memory(self._window, self._max_facts)
         return memory
+
+    def records(self) -> dict[int, MemoryRecord]:
+        """Every villager's memory as a record, for a save."""
+        return {npc_id: memory.to_record() for npc_id, memory in self._by_npc.items()}
 
     def lines_remembered(self) -> int:
         """How many lines all villagers remember together."""

@@ -473,6 +473,15 @@ class World:
         self._pending.extend(v.brain.set_talking(self.tick, talking))
         return not talking or v.brain.state is NpcState.TALK
 
+    def place_player(self, x: float, y: float) -> None:
+        """Put the player at ``(x, y)`` at rest (a continued game), inside the level."""
+        level = self.level
+        x = min(max(x, 0.0), level.width)
+        y = min(max(y, level.ground_y(x)), level.height)
+        self.player.body.position = (x, y)
+        self.player.body.velocity = (0.0, 0.0)
+        self.space.reindex_shapes_for_body(self.player.body)
+
 
 def _prop_view(p: Prop) -> PropView:
     x, y = p.body.position

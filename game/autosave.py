@@ -1,0 +1,98 @@
+"""Saving the running game: build a small snapshot in the tick, write it off the tick.
+
+Every ``interval_s`` of play (and once more on quit) the tick copies what villagers
+remember, the errand tallies and the player's position into a :class:`SaveState`,
+which the :class:`~game.save.Saver` thread writes in one SQLite transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+
+from game.dialogue.memory import Memories
+from game.save import Saver, SaveState
+from game.sim.world import World
+from game.stats import summarize_ms
+
+logger = logging.getLogger(__name__)
+
+
+def villager_keys(world: World) -> dict[int, str]:
+    """A stable key per villager: its cast id, numbered when generated ones repeat it."""
+    seen: Counter[str] = Counter()
+    keys: dict[int, str] = {}
+    for npc_id in world.npc_ids():
+        spec = world.npc_spec(npc_id)
+        name = spec.id if spec is not None else f"npc{npc_id}"
+        seen[name] += 1
+        keys[npc_id] = name if seen[name] == 1 else f"{name}#{seen[name]}"
+    return keys
+
+
+def capture(world: World, memories: Memories, keys: dict[int, str]) -> SaveState:
+    """The state to save now."""
+    records = memories.records()
+    player = world.player_status()
+    return SaveState(
+        memories={keys[npc_id]: record for npc_id, record in records.items() if npc_id in keys},
+        errands={e.spec.id: (e.progress, e.done) for e in world.errands.errands},
+        player=(player.x, player.y),
+        tick=world.tick,
+    )
+
+
+def restore(world: World, memories: Memories, state: SaveState) -> int:
+    """Put a saved state back into a freshly built world; return the lines remembered."""
+    by_key = {key: npc_id for npc_id, key in villager_keys(world).items()}
+    for key, record in state.memories.items():
+        npc_id = by_key.get(key)
+        if npc_id is not None:
+            memories.of(npc_id).restore_record(record)
+    for errand in world.errands.errands:
+        saved = state.errands.get(errand.spec.id)
+        if saved is not None and saved[1]:
+            errand.progress, errand.done = errand.spec.goal, True
+    if state.player is not None:
+        world.place_player(*state.player)
+    return memories.lines_remembered()
+
+
+class Autosave:
+    """Hands a snapshot to the saver every ``interval_ticks`` ticks; times the hand-over."""
+
+    def __init__(self, world: World, memories: Memories, saver: Saver, interval_ticks: int) -> None:
+        self._world = world
+        self._memories = memories
+        self._saver = saver
+        self._keys = villager_keys(world)
+        self._interval = max(1, interval_ticks)
+        self._last = world.tick
+        self.capture_ms: list[float] = []
+
+    def after_tick(self, tick: int) -> None:
+        """Called at the end of every tick; saves when the interval has passed."""
+        if tick - self._last >= self._interval:
+            self.save()
+
+    def save(self) -> None:
+        """Capture now and queue the write."""
+        begin = time.perf_counter()
+        self._saver.submit(capture(self._world, self._memories, self._keys))
+        self._last = self._world.tick
+        self.capture_ms.append((time.perf_counter() - begin) * 1000.0)
+
+    def close(self) -> None:
+        """Save once more and wait for the writer to finish."""
+        self.save()
+        self._saver.close()
+
+    def report(self) -> dict[str, object]:
+        """Save figures for the headless report."""
+        return {
+            "saves": self._saver.saves,
+            "capture_ms": summarize_ms(self.capture_ms),
+            "write_ms": summarize_ms(self._saver.write_ms),
+            "error": self._saver.error,
+        }

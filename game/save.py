@@ -1,0 +1,315 @@
+"""Saves in SQLite: what villagers remember, errand progress and where the player stands.
+
+One file per save (WAL mode), written in one transaction by a background thread so the
+tick only copies a few small records. The schema is versioned (``PRAGMA user_version``)
+and migrated forward on open; the file carries an application id so a foreign database
+is recognised. A damaged or foreign file is moved aside, never overwritten, and the game
+starts fresh with one clear message.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from game.dialogue.memory import MemoryRecord as SavedMemory
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+APPLICATION_ID = 0x5A535631  # "ZSV1"
+DATA_DIR_ENV = "ZEROSTALL_DATA_DIR"
+
+#: The first schema, kept so the migration from it can be tested.
+SCHEMA_V1 = (
+    "CREATE TABLE memory (npc TEXT PRIMARY KEY, lines TEXT NOT NULL, facts TEXT NOT NULL)",
+    "CREATE TABLE errand (id TEXT PRIMARY KEY, progress INTEGER NOT NULL, done INTEGER NOT NULL)",
+)
+#: Steps from version N to N + 1, each run in the transaction that bumps the version.
+MIGRATIONS: Mapping[int, tuple[str, ...]] = {
+    1: (
+        "ALTER TABLE memory ADD COLUMN summary TEXT NOT NULL DEFAULT ''",
+        "CREATE TABLE player (id INTEGER PRIMARY KEY CHECK (id = 1), x REAL NOT NULL,"
+        " y REAL NOT NULL)",
+        "CREATE TABLE info (id INTEGER PRIMARY KEY CHECK (id = 1), saves INTEGER NOT NULL,"
+        " tick INTEGER NOT NULL, saved_at REAL NOT NULL)",
+    ),
+}
+
+
+def default_save_path() -> Path:
+    """``$ZEROSTALL_DATA_DIR``, else ``$XDG_DATA_HOME/zerostall``, else ~/.local/share."""
+    env = os.environ.get(DATA_DIR_ENV, "")
+    if env:
+        return Path(env).expanduser() / "save.sqlite3"
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "zerostall" / "save.sqlite3"
+
+
+def start_new(path: Path) -> None:
+    """``--new``: keep the current save as ``<name>.previous`` so the new game starts empty."""
+    previous = path.with_name(path.name + ".previous")
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(f"{path}{suffix}")
+        target = Path(f"{previous}{suffix}")
+        if source.exists():
+            os.replace(source, target)
+        elif target.exists():
+            target.unlink()
+
+
+@dataclass(frozen=True, slots=True)
+class SaveState:
+    """Everything a save holds. Memories are keyed by a villager's stable key."""
+
+    memories: Mapping[str, SavedMemory] = field(default_factory=dict)
+    errands: Mapping[str, tuple[int, bool]] = field(default_factory=dict)
+    player: tuple[float, float] | None = None
+    tick: int = 0
+    saves: int = 0
+
+
+class SaveStore:
+    """One save file. Open it, ``load`` what it holds, ``write`` new states."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.moved_aside: Path | None = None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = self._open()
+        except (sqlite3.DatabaseError, _ForeignError) as exc:
+            self.moved_aside = self._move_aside()
+            logger.warning(
+                "save file %s is unusable (%s); moved it to %s and started fresh",
+                path,
+                exc,
+                self.moved_aside.name,
+            )
+            self._db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
+            _prepare(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _move_aside(self) -> Path:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        aside = self.path.with_name(f"{self.path.name}.unusable-{stamp}")
+        for suffix in ("", "-wal", "-shm"):
+            source = Path(f"{self.path}{suffix}")
+            if source.exists():
+                os.replace(source, Path(f"{aside}{suffix}"))
+        return aside
+
+    def load(self) -> SaveState | None:
+        """The saved state, or None when nothing was saved yet."""
+        db = self._db
+        info = db.execute("SELECT saves, tick FROM info WHERE id = 1").fetchone()
+        if info is None:
+            return None
+        memories = {
+            npc: _memory(lines, facts, summary)
+            for npc, lines, facts, summary in db.execute(
+                "SELECT npc, lines, facts, summary FROM memory"
+            )
+        }
+        errands = {
+            errand_id: (int(progress), bool(done))
+            for errand_id, progress, done in db.execute("SELECT id, progress, done FROM errand")
+        }
+        player = db.execute("SELECT x, y FROM player WHERE id = 1").fetchone()
+        return SaveState(
+            memories,
+            errands,
+            None if player is None else (float(player[0]), float(player[1])),
+            int(info[1]),
+            int(info[0]),
+        )
+
+    def write(self, state: SaveState) -> int:
+        """Replace the saved state with ``state`` in one transaction; return the save count."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute("SELECT saves FROM info WHERE id = 1").fetchone()
+            saves = (0 if row is None else int(row[0])) + 1
+            db.execute("DELETE FROM memory")
+            db.executemany(
+                "INSERT INTO memory (npc, lines, facts, summary) VALUES (?, ?, ?, ?)",
+                [
+                    (npc, json.dumps(m.lines), json.dumps(m.facts), _summary_json(m))
+                    for npc, m in state.memories.items()
+                ],
+            )
+            db.execute("DELETE FROM errand")
+            db.executemany(
+                "INSERT INTO errand (id, progress, done) VALUES (?, ?, ?)",
+                [(eid, progress, int(done)) for eid, (progress, done) in state.errands.items()],
+            )
+            if state.player is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO player (id, x, y) VALUES (1, ?, ?)", state.player
+                )
+            db.execute(
+                "INSERT OR REPLACE INTO info (id, saves, tick, saved_at) VALUES (1, ?, ?, ?)",
+                (saves, state.tick, time.time()),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return saves
+
+    def close(self) -> None:
+        """Close the file (the WAL is checkpointed by SQLite)."""
+        self._db.close()
+
+
+def _summary_json(memory: SavedMemory) -> str:
+    """The summary's parts as stored: how many lines left the window, and their topics."""
+    if not memory.older and not memory.topics:
+        return ""
+    return json.dumps({"older": memory.older, "topics": list(memory.topics)})
+
+
+def _memory(lines: str, facts: str, summary: str) -> SavedMemory:
+    parts = json.loads(summary) if summary else {}
+    return SavedMemory(
+        tuple((str(speaker), str(text)) for speaker, text in json.loads(lines)),
+        tuple(str(fact) for fact in json.loads(facts)),
+        int(parts.get("older", 0)),
+        tuple(str(topic) for topic in parts.get("topics", ())),
+    )
+
+
+class _ForeignError(Exception):
+    """The file is a database, but not a save of this game (or from a newer version)."""
+
+
+def _prepare(db: sqlite3.Connection) -> None:
+    """Check the file is ours and healthy, create or migrate the schema. Raises on damage."""
+    check = db.execute("PRAGMA quick_check").fetchone()
+    if check is None or check[0] != "ok":
+        raise sqlite3.DatabaseError(f"integrity check failed: {check}")
+    app_id = db.execute("PRAGMA application_id").fetchone()[0]
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    if app_id != APPLICATION_ID and (app_id != 0 or tables):
+        raise _ForeignError("not a Zerostall save")
+    if version > SCHEMA_VERSION:
+        raise _ForeignError(f"saved by a newer version (schema {version})")
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
+    if tables == 0:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        for statement in SCHEMA_V1:
+            db.execute(statement)
+        db.execute("PRAGMA user_version = 1")
+        db.execute("COMMIT")
+        version = 1
+    migrate(db, version)
+
+
+def migrate(db: sqlite3.Connection, version: int) -> None:
+    """Apply every migration from ``version`` up to :data:`SCHEMA_VERSION`."""
+    while version < SCHEMA_VERSION:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in MIGRATIONS[version]:
+                db.execute(statement)
+            version += 1
+            db.execute(f"PRAGMA user_version = {version}")
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        logger.info("save file migrated to schema %d", version)
+
+
+class Saver:
+    """Writes states on its own thread; ``submit`` only hands over the latest one.
+
+    If a write is still running when the next state arrives, the newer state replaces
+    the waiting one: a save is a whole snapshot, so nothing is lost by skipping one.
+    """
+
+    def __init__(self, store: SaveStore) -> None:
+        self._store = store
+        self._cond = threading.Condition()
+        self._pending: SaveState | None = None
+        self._closing = False
+        self.saves = 0
+        self.write_ms: list[float] = []
+        self.error: str | None = None
+        self._thread = threading.Thread(target=self._run, name="saver", daemon=False)
+        self._thread.start()
+
+    def submit(self, state: SaveState) -> None:
+        """Queue ``state`` for writing; never blocks on the disk."""
+        with self._cond:
+            self._pending = state
+            self._cond.notify()
+
+    def close(self) -> None:
+        """Write what is pending, stop the thread and close the file."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify()
+        self._thread.join()
+        self._store.close()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._pending is None and not self._closing:
+                    self._cond.wait()
+                state, self._pending = self._pending, None
+                closing = self._closing
+            if state is not None:
+                self._write(state)
+            if closing and state is None:
+                return
+
+    def _write(self, state: SaveState) -> None:
+        begin = time.perf_counter()
+        try:
+            self.saves = self._store.write(state)
+        except sqlite3.Error as exc:
+            if self.error is None:
+                logger.error("cannot save to %s: %s", self._store.path, exc)
+            self.error = str(exc)
+            return
+        self.write_ms.append((time.perf_counter() - begin) * 1000.0)
+        logger.debug("save %d committed: %s", self.saves, state_digest(state))
+
+
+def state_digest(state: SaveState) -> str:
+    """A short hash of a state's content, to compare a save with what was written."""
+    import hashlib
+
+    payload = json.dumps(
+        [
+            sorted(
+                (k, list(m.lines), list(m.facts), m.older, list(m.topics))
+                for k, m in state.memories.items()
+            ),
+            sorted((k, list(v)) for k, v in state.errands.items()),
+            state.player,
+            state.tick,
+        ]
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
