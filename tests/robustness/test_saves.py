@@ -115,6 +115,10 @@ def test_continue_restores_memory_and_progress_and_new_starts_fresh(tmp_path: Pa
     assert path.with_name(path.name + ".previous").exists()
 
 
+def _collect(process: subprocess.Popen[str], lines: list[str]) -> None:
+    lines.extend(process.stderr or [])
+
+
 def test_sigkill_while_saving_never_loses_a_committed_save(tmp_path: Path) -> None:
     rng = random.Random(20)
     path = tmp_path / "save.sqlite3"
@@ -128,7 +132,7 @@ def test_sigkill_while_saving_never_loses_a_committed_save(tmp_path: Path) -> No
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
         )
         lines: list[str] = []
-        reader = threading.Thread(target=lambda: lines.extend(process.stderr or []))
+        reader = threading.Thread(target=_collect, args=(process, lines))
         reader.start()
         end = time.monotonic() + 60.0
         while not any(" committed: " in line for line in list(lines)):
