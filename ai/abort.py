@@ -81,4 +81,3 @@ class AbortSwitch:
         self._callback = callback
         llama_cpp.llama_set_abort_callback(ctx, callback, ctypes.cast(self._flag, ctypes.c_void_p))
         logger.debug("abort switch installed (%s)", "native" if self.native else "python")
-

@@ -175,7 +175,7 @@ def open_save(village: Session, settings: Settings, options: Options) -> Autosav
     if state is not None:
         lines = restore(village.world, village.dialogue.memories, state)
         logger.info("continuing the saved game: %d lines remembered (save %d)", lines, state.saves)
-    interval = round(config.interval_s * settings.game.loop.hz)
+    interval = ticks(config.interval_s)
     return Autosave(village.world, village.dialogue.memories, Saver(store), interval)
 
 

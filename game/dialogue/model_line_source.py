@@ -19,6 +19,7 @@ from dataclasses import replace
 from ai import (
     AiEvent,
     FallbackUsed,
+    Handle,
     LineCompleted,
     Router,
     SchedulerConfig,
