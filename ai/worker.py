@@ -126,6 +126,8 @@ class Worker:
             self._degrade(str(exc))
             return False
         except Exception as exc:
+            if self.stopping:
+                return False  # the self-test's decode was aborted by the shutdown
             logger.exception("unexpected error while loading the model")
             self._degrade(f"unexpected error while loading the model: {exc!r}")
             return False
