@@ -6,6 +6,11 @@ The same real-model village run, three ways, interleaved and repeated:
 - ``native``: the game's switch, the C library's ``strlen`` on a one-byte flag;
 - ``python``: a Python callback reading the same flag, which takes the GIL on every call.
 
+First, on its own, the model's single-token decode time under each mode (interleaved),
+and how many times llama.cpp calls the callback per token. Then a 60 Hz loop of real
+pymunk work (tools/bench_ai.py's physics) beside a worker decoding back to back, the
+modes interleaved in short blocks: the tick cost with nothing else in the way.
+
     python tools/bench_abort.py --repeats 2 --ticks 900 --out bench/abort.json
 """
 
@@ -69,13 +74,171 @@ def one_run(mode: str, ticks: int, scenario: str) -> dict[str, Any]:
     }
 
 
+def _load_llm() -> Any:
+    import llama_cpp
+
+    from ai.config import ModelConfig
+    from ai.model import resolve_model_path
+
+    return llama_cpp.Llama(
+        model_path=str(resolve_model_path(ModelConfig())),
+        n_ctx=2048,
+        n_batch=256,
+        n_threads=1,
+        n_threads_batch=1,
+        swa_full=True,
+        verbose=False,
+    )
+
+
+def _set_mode(llm: Any, mode: str, switch: abort.AbortSwitch, python_callback: Any) -> None:
+    import ctypes
+
+    import llama_cpp
+
+    if mode == "none":
+        llama_cpp.llama_set_abort_callback(llm.ctx, llama_cpp.ggml_abort_callback(), None)
+    elif mode == "native":
+        _ORIGINAL_INSTALL(switch, llama_cpp, llm.ctx, native=True)
+    else:
+        llama_cpp.llama_set_abort_callback(
+            llm.ctx, python_callback, ctypes.cast(switch._flag, ctypes.c_void_p)
+        )
+
+
+def tick_cost(rounds: int, block_s: float) -> dict[str, Any]:
+    """A 60 Hz loop of real pymunk work beside a worker decoding back to back.
+
+    The worker switches the callback mode between blocks (only it touches the model);
+    modes are interleaved in ``block_s`` blocks, ``rounds`` times.
+    """
+    import statistics
+    import threading
+    import time
+
+    import llama_cpp
+
+    from tools.bench_ai import _Physics
+
+    llm = _load_llm()
+    switch = abort.AbortSwitch()
+
+    def aborted(data: Any) -> bool:
+        del data
+        return switch.is_set
+
+    python_callback = llama_cpp.ggml_abort_callback(aborted)
+    wanted = ["none"]
+    applied = threading.Event()
+    done = threading.Event()
+    prompt = llm.tokenize(b"Lines spoken by villagers in a small village.")
+
+    def decode_forever() -> None:
+        current = ""
+        while not done.is_set():
+            if wanted[0] != current:
+                current = wanted[0]
+                _set_mode(llm, current, switch, python_callback)
+                applied.set()
+            llm.reset()
+            llm.eval(prompt)
+            for i in range(24):
+                llm.eval([prompt[1 + i % (len(prompt) - 1)]])
+
+    worker = threading.Thread(target=decode_forever)
+    worker.start()
+    physics = _Physics()
+    ticks: dict[str, list[float]] = {mode: [] for mode in MODES}
+    try:
+        for _ in range(rounds):
+            for mode in MODES:
+                applied.clear()
+                wanted[0] = mode
+                applied.wait(10.0)
+                end = time.perf_counter() + block_s
+                next_tick = time.perf_counter()
+                while time.perf_counter() < end:
+                    begin = time.perf_counter()
+                    physics.step()
+                    ticks[mode].append((time.perf_counter() - begin) * 1000.0)
+                    next_tick += 1.0 / 60.0
+                    time.sleep(max(0.0, next_tick - time.perf_counter()))
+    finally:
+        done.set()
+        worker.join()
+        llm.close()
+
+    def pct(values: list[float], q: float) -> float:
+        return round(sorted(values)[min(len(values) - 1, int(q * len(values)))], 4)
+
+    return {
+        mode: {
+            "ticks": len(values),
+            "p50_ms": round(statistics.median(values), 4),
+            "p99_ms": pct(values, 0.99),
+            "max_ms": round(max(values), 4),
+        }
+        for mode, values in ticks.items()
+    }
+
+
+def decode_speed(rounds: int, tokens: int) -> dict[str, Any]:
+    """ms per single-token decode under each mode, interleaved; Python callback calls/token."""
+    import ctypes
+    import time
+
+    import llama_cpp
+
+    llm = _load_llm()
+    switch = abort.AbortSwitch()
+    calls = [0]
+
+    def counted(data: Any) -> bool:
+        del data
+        calls[0] += 1
+        return switch.is_set
+
+    python_callback = llama_cpp.ggml_abort_callback(counted)
+    del ctypes
+    ms: dict[str, list[float]] = {mode: [] for mode in MODES}
+    calls_per_token = 0.0
+    prompt = llm.tokenize(b"Lines spoken by villagers in a small village.")
+    for _ in range(rounds):
+        for mode in MODES:
+            _set_mode(llm, mode, switch, python_callback)
+            llm.reset()
+            llm.eval(prompt)
+            calls[0] = 0
+            begin = time.perf_counter()
+            for i in range(tokens):
+                llm.eval([prompt[1 + i % (len(prompt) - 1)]])
+            ms[mode].append((time.perf_counter() - begin) * 1000.0 / tokens)
+            if mode == "python":
+                calls_per_token = calls[0] / tokens
+    llm.close()
+    return {
+        "ms_per_token": {mode: [round(v, 3) for v in values] for mode, values in ms.items()},
+        "median_ms_per_token": {
+            mode: round(sorted(values)[len(values) // 2], 3) for mode, values in ms.items()
+        },
+        "python_callback_calls_per_token": calls_per_token,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--ticks", type=int, default=900)
     parser.add_argument("--scenario", default="village")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "abort.json")
+    parser.add_argument("--decode-rounds", type=int, default=5)
+    parser.add_argument("--tick-rounds", type=int, default=4)
+    parser.add_argument("--block-s", type=float, default=5.0)
     args = parser.parse_args()
+    decode = decode_speed(args.decode_rounds, 64)
+    print(json.dumps(decode))
+    ticks = tick_cost(args.tick_rounds, args.block_s)
+    print(json.dumps(ticks))
     runs = []
     for repeat in range(args.repeats):
         for mode in MODES:
@@ -99,7 +262,13 @@ def main() -> int:
                 for mode in ("native", "python")
             }
         )
-    result = {"load_average": os.getloadavg(), "runs": runs, "ratios_vs_none": ratios}
+    result = {
+        "load_average": os.getloadavg(),
+        "decode": decode,
+        "tick_beside_decoding": ticks,
+        "runs": runs,
+        "ratios_vs_none": ratios,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(ratios, indent=2))
