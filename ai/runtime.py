@@ -365,11 +365,6 @@ class AiRuntime:
         """Requests waiting to start."""
         return self._scheduler.depth
 
-    def is_live(self, handle: Handle) -> bool:
-        """True while ``handle`` is queued or running and its end has not been polled."""
-        ticket = self._tickets.get(handle.id)
-        return ticket is not None and not ticket.closed
-
     @property
     def in_flight(self) -> int:
         """Requests generating right now (0 or 1: there is one worker)."""

@@ -19,7 +19,6 @@ from dataclasses import replace
 from ai import (
     AiEvent,
     FallbackUsed,
-    Handle,
     LineCompleted,
     Router,
     SchedulerConfig,
