@@ -280,10 +280,7 @@ def _model_source(
     }
     context = shared_context(list(personas.values()))
     planner = LinePlanner(context, personas, load_trigger_words(), ai.generation, world.cast.facts)
-    if isinstance(runtime, Router):
-        runtime.start(largest_prompts(context, personas.values(), ai.hygiene))
-    else:
-        runtime.start()  # a benchmark's peer runtime: no load-time prompt check
+    runtime.start(largest_prompts(context, personas.values(), ai.hygiene))
     return ModelLineSource(
         runtime,
         world,

@@ -7,7 +7,7 @@ when the game asks.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +23,7 @@ from ai import (
     Priority,
 )
 from ai.events import TERMINAL_EVENTS
+from ai.load_checks import Probe
 from ai.tiers import TierStats
 
 
@@ -45,9 +46,9 @@ class BackToBack:
         self._filling = False
         self._count = 0
 
-    def start(self) -> None:
+    def start(self, probes: Sequence[Probe] = ()) -> None:
         """Start the wrapped runtime."""
-        self.runtime.start()
+        self.runtime.start(probes)
 
     def submit(self, request: LineRequest) -> Handle:
         """Submit a game request; remember its context for fillers."""

@@ -18,7 +18,7 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -45,6 +45,7 @@ from ai import (
 )
 from ai.fallback import safe_fallback_line
 from ai.hygiene import clean_line, clean_partial, is_garbage
+from ai.load_checks import Probe
 from ai.metrics import MetricsRecorder
 from ai.model import resolve_model_path
 from ai.prompt import build_completion_prompt
@@ -133,8 +134,9 @@ class PlainRuntime:
 
     # -- the worker thread -----------------------------------------------------
 
-    def start(self) -> None:
-        """Start the worker, which loads the model first."""
+    def start(self, probes: Sequence[Probe] = ()) -> None:
+        """Start the worker, which loads the model first (the peer checks no ``probes``)."""
+        del probes
         self._thread.start()
 
     def _run(self) -> None:
