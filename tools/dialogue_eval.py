@@ -390,21 +390,37 @@ def _report(
 
 
 def write_pairs(report: dict[str, Any], harness_seed: int, count: int) -> None:
-    """Blind pairs (model line vs the villager's template line for the same situation)."""
-    records = next(iter(report["arms"].values()))["records"]
-    model = [r for r in records if r["origin"] == "model"]
+    """Blind pairs: a model line against the villager's template line for the same situation.
+
+    With two settings (``--ab``), each gets ``count`` pairs drawn from the same situations
+    (those where both settings showed a model line) against the same template line, all
+    shuffled together, so one reader judges both settings in one sitting. The key, kept
+    apart, says which side is the model's and which setting wrote it.
+    """
+    arms = report["arms"]
+    by_arm = {
+        label: {r["id"]: r for r in arm["records"] if r["origin"] == "model"}
+        for label, arm in arms.items()
+    }
+    shared = sorted(set.intersection(*(set(ids) for ids in by_arm.values())))
     rng = random.Random(harness_seed)
-    chosen = rng.sample(model, min(count, len(model)))
+    chosen = rng.sample(shared, min(count, len(shared)))
     cast = load_cast()
     by_id = {spec.id: spec for spec in cast.npcs}
-    lines, key = [], {}
-    for n, record in enumerate(chosen, start=1):
-        spec = by_id[record["npc"]]
-        template = rng.choice(spec.lines_for(Trigger(record["trigger"])))
+    drafts: list[tuple[str, dict[str, Any], str]] = []
+    for situation in chosen:
+        first = next(iter(by_arm.values()))[situation]
+        spec = by_id[first["npc"]]
+        template = rng.choice(spec.lines_for(Trigger(first["trigger"])))
         template = template.replace("{player}", "traveller").replace("{name}", spec.name)
+        drafts += [(label, records[situation], template) for label, records in by_arm.items()]
+    rng.shuffle(drafts)
+    lines, key = [], {}
+    for n, (label, record, template) in enumerate(drafts, start=1):
+        spec = by_id[record["npc"]]
         model_first = rng.random() < 0.5
         a, b = (record["text"], template) if model_first else (template, record["text"])
-        key[str(n)] = "A" if model_first else "B"
+        key[str(n)] = {"model": "A" if model_first else "B", "setting": label}
         where = record["trigger"].replace("_", " ")
         if record["subject"]:
             where += f" ({record['subject']})"
@@ -418,19 +434,30 @@ def write_pairs(report: dict[str, Any], harness_seed: int, count: int) -> None:
 
 
 def score_answers(answers_path: Path) -> dict[str, Any]:
-    """Score a reader's answers against the hidden key; the model's share of preferences."""
+    """Score a reader's answers against the hidden key: the model's share, per setting."""
     key = json.loads((BENCH / "dialogue_pairs_key.json").read_text())
     answers: dict[str, str] = {}
     for line in answers_path.read_text().splitlines():
         parts = line.split()
         if len(parts) >= 2 and parts[0].rstrip(".") in key:
             answers[parts[0].rstrip(".")] = parts[1].upper()
-    model = sum(1 for n, pick in answers.items() if pick == key[n])
+    settings: dict[str, dict[str, int]] = {}
+    for n, pick in answers.items():
+        entry = key[n] if isinstance(key[n], dict) else {"model": key[n], "setting": "default"}
+        tally = settings.setdefault(entry["setting"], {"answered": 0, "model_preferred": 0})
+        tally["answered"] += 1
+        tally["model_preferred"] += pick == entry["model"]
     return {
         "pairs": len(key),
         "answered": len(answers),
-        "model_preferred": model,
-        "model_share": round(model / max(1, len(answers)), 3),
+        "model_preferred": sum(t["model_preferred"] for t in settings.values()),
+        "model_share": round(
+            sum(t["model_preferred"] for t in settings.values()) / max(1, len(answers)), 3
+        ),
+        "by_setting": {
+            label: {**t, "model_share": round(t["model_preferred"] / max(1, t["answered"]), 3)}
+            for label, t in settings.items()
+        },
     }
 
 
