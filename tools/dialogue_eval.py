@@ -307,11 +307,17 @@ def _load_questions() -> list[dict[str, Any]]:
 
 
 def _ab_overrides(ab: str | None) -> list[tuple[str, ...]]:
+    """One setting's values (``key=v1,v2``), or whole arms (``k=v+k2=v2;k=w+k2=w2``)."""
     if not ab:
         return [()]
+
+    def full(setting: str) -> str:
+        return setting if setting.startswith(("ai.", "game.")) else f"ai.{setting}"
+
+    if ";" in ab:
+        return [tuple(full(s.strip()) for s in arm.split("+")) for arm in ab.split(";")]
     key, _, values = ab.partition("=")
-    key = key if key.startswith(("ai.", "game.")) else f"ai.{key}"
-    return [(f"{key}={value}",) for value in values.split(",")]
+    return [(f"{full(key)}={value}",) for value in values.split(",")]
 
 
 def _every(items: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
@@ -509,7 +515,11 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--slice", type=int, default=0, help="run about this many situations")
-    parser.add_argument("--ab", help="compare two settings, e.g. generation.candidates=1,3")
+    parser.add_argument(
+        "--ab",
+        help="compare two settings, e.g. generation.candidates=1,3, or two whole arms, "
+        "e.g. 'generation.min_p=0.05+generation.temperature=0.8;generation.min_p=0.2'",
+    )
     parser.add_argument("--backend", default="llama", choices=("llama", "scripted"))
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--timed-chats", type=int, default=10, help="questions timed with history")
