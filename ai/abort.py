@@ -44,7 +44,7 @@ class AbortSwitch:
 
     def __init__(self) -> None:
         self._flag = ctypes.create_string_buffer(2)
-        self._callback: Any = None  # kept alive as long as the context may call it
+        self._callbacks: list[Any] = []  # kept alive as long as a context may call one
         self.native = False
 
     @property
@@ -61,7 +61,8 @@ class AbortSwitch:
         self._flag[0] = b"\x00"
 
     def install(self, llama_cpp: Any, ctx: Any, native: bool = True) -> None:
-        """Attach the switch to a llama.cpp context (a ``llama_context_p``).
+        """Attach the switch to a llama.cpp context (a ``llama_context_p``); one switch
+        may serve several contexts.
 
         ``native=False`` forces the Python callback, for measuring what it costs.
         """
@@ -78,6 +79,7 @@ class AbortSwitch:
 
             callback = llama_cpp.ggml_abort_callback(aborted)
             self.native = False
-        self._callback = callback
+        # Every context the switch is on keeps calling its callback: keep them all alive.
+        self._callbacks.append(callback)
         llama_cpp.llama_set_abort_callback(ctx, callback, ctypes.cast(self._flag, ctypes.c_void_p))
         logger.debug("abort switch installed (%s)", "native" if self.native else "python")

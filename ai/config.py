@@ -45,6 +45,7 @@ class ModelConfig:
     n_batch: int = 256
     swa_full: bool = True
     prompt_format: PromptFormat = "auto"
+    conversation_cache: bool = True
 
     def __post_init__(self) -> None:
         _require(self.backend in ("llama", "scripted"), f"model.backend: unknown {self.backend!r}")

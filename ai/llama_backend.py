@@ -11,6 +11,12 @@ call in llama.cpp: the loop reads the runtime's cancel flag once per token, so
 generation ends at the next token, and an :class:`~ai.abort.AbortSwitch` on the
 context stops a prompt evaluation or a decode in the middle when the runtime shuts
 down or a request is cancelled.
+
+Player conversations get a second context on the same weights (``conversation`` in the
+prompt): its cache keeps the conversation's prompt while other villagers' lines are
+generated in between, so a prompt read ahead while the player types (a prefill) is
+still there when they press Enter. A new conversation starts from a copy of the main
+cache, which already holds the shared prompt.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
+# Copy the main cache into the conversation's when it holds this many more prompt tokens.
+_ADOPT_MARGIN = 32
 
 
 class LlamaBackend:
@@ -45,6 +53,7 @@ class LlamaBackend:
         self._config = config
         self._llm: Any = None
         self._loop: TokenLoop | None = None
+        self._talk: TokenLoop | None = None
         self._use_chat = False
         self._model_path: Path | None = None
         self._token_scorer: TokenScorer | None = None
@@ -94,6 +103,8 @@ class LlamaBackend:
         self._abort.install(llama_cpp, llm.ctx)
         self._model_path = path
         self._use_chat = self._choose_chat(llm)
+        if not self._use_chat and model_cfg.conversation_cache:
+            self._talk = self._open_conversation_lane(llm, llama_cpp)
         progress(0.95, "testing model")
         problem = self_test(self, self._config)
         if problem is not None:
@@ -107,6 +118,17 @@ class LlamaBackend:
             model_cfg.n_threads_batch,
         )
         progress(1.0, "ready")
+
+    def _open_conversation_lane(self, llm: Any, llama_cpp: Any) -> TokenLoop | None:
+        from ai.token_loop import TokenLoop
+
+        try:
+            talk = TokenLoop.second_context(llm)
+        except RuntimeError as exc:
+            logger.warning("no separate cache for conversations: %s", exc)
+            return None
+        self._abort.install(llama_cpp, talk.context)
+        return talk
 
     def _choose_chat(self, llm: Any) -> bool:
         prompt_format = self._config.model.prompt_format
@@ -174,9 +196,17 @@ class LlamaBackend:
     def _generate_completion(
         self, prompt: PromptSpec, player_text: str, params: GenerationParams, should_stop: StopCheck
     ) -> Iterator[str]:
-        loop = self._loop
-        assert loop is not None
+        loop = self._lane(prompt)
         tokens = loop.tokenize(build_completion_prompt(prompt, player_text))
+        main = self._loop
+        # A conversation's cache may lag the main one (a new chat, or barks read a newer
+        # shared prompt): copying the main cache beats reading the prefix again.
+        if (
+            loop is not main
+            and main is not None
+            and main.shared_prefix(tokens) > loop.shared_prefix(tokens) + _ADOPT_MARGIN
+        ):
+            loop.adopt(main)
         room = loop.n_ctx - len(tokens)
         if room <= 0:
             raise ValueError(f"prompt of {len(tokens)} tokens does not fit n_ctx={loop.n_ctx}")
@@ -191,6 +221,11 @@ class LlamaBackend:
             yield from loop.pieces(
                 tokens, chain, min(params.max_tokens, room), params.stop, should_stop
             )
+
+    def _lane(self, prompt: PromptSpec) -> TokenLoop:
+        loop = self._talk if prompt.conversation and self._talk is not None else self._loop
+        assert loop is not None
+        return loop
 
     def _generate_chat(
         self, prompt: PromptSpec, player_text: str, params: GenerationParams, should_stop: StopCheck
@@ -232,6 +267,9 @@ class LlamaBackend:
         """Free the native model and context."""
         llm, self._llm = self._llm, None
         self._loop = None
+        talk, self._talk = self._talk, None
+        if talk is not None:
+            talk.close()
         self._token_scorer = None
         if llm is not None:
             llm.close()

@@ -8,7 +8,7 @@ untouched on every event.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Literal
 
@@ -42,7 +42,8 @@ class PromptSpec:
 
     ``context`` is long and identical across many requests (world blurb, cast,
     examples). It always goes first so llama.cpp can reuse its KV cache; the
-    per-request parts after it should stay short.
+    per-request parts after it should stay short. ``conversation`` marks a reply to
+    the player: a backend may keep such prompts in a cache of their own.
     """
 
     context: str
@@ -52,6 +53,7 @@ class PromptSpec:
     history: tuple[Exchange, ...] = ()
     player_text: str = ""
     opener: str = ""
+    conversation: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,16 @@ class LineRequest:
     max_tokens: int | None = None
     stream: bool = False
     plan: CandidatePlan | None = None
+
+    def read_ahead(self) -> LineRequest:
+        """This request cut down to reading its prompt into the model's cache.
+
+        One token, no candidates, nothing streamed, and a signature of its own so it
+        never merges with the request itself.
+        """
+        return replace(
+            self, signature=f"prefill:{self.signature}", max_tokens=1, stream=False, plan=None
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,6 +132,7 @@ class Router:
         # Requests of the router's own (probes, warm-ups): their events never reach the game.
         self._probes: dict[tuple[int, int], tuple[Tier, AiRuntime]] = {}
         self._warming: set[tuple[int, int]] = set()
+        self._prefills: set[tuple[int, int]] = set()
         self._hedges: dict[int, _Entry] = {}
         self._sticky: dict[int, str] = {}
         self._pending: list[AiEvent] = []
@@ -241,6 +242,23 @@ class Router:
                 handle = lane.submit(request)
                 self._warming.add((id(lane), handle.id))
 
+    def prefill(self, request: LineRequest) -> None:
+        """Read a reply's prompt into the local model's cache before it is asked for.
+
+        For a player who is still typing: when they send the line, the prompt is
+        already read and the reply starts at once. Only the newest prefill matters, so
+        an earlier one still queued is cancelled; one already running is left to finish,
+        since the newer prompt shares most of what it reads. It generates one token and
+        its events never reach the game. A server tier keeps its own cache; it is not
+        asked.
+        """
+        lane = self._local.lanes[0]
+        for key in [k for k in self._prefills if k[0] == id(lane)]:
+            if lane.is_queued(Handle(key[1])):
+                lane.cancel(Handle(key[1]))
+        handle = lane.submit(request.read_ahead())
+        self._prefills.add((id(lane), handle.id))
+
     @property
     def warming(self) -> bool:
         """Whether a warm-up sent by :meth:`warm` has not ended yet (seen through ``poll``)."""
@@ -298,6 +316,10 @@ class Router:
         if key in self._warming:
             if isinstance(event, TERMINAL_EVENTS):
                 self._warming.discard(key)
+            return
+        if key in self._prefills:
+            if isinstance(event, TERMINAL_EVENTS):
+                self._prefills.discard(key)
             return
         if key in self._probes:
             self._settle_probe(key, event, now)

@@ -250,6 +250,11 @@ class AiRuntime:
         finally:
             self._metrics.cancel_calls.append(time.perf_counter() - begin)
 
+    def is_queued(self, handle: Handle) -> bool:
+        """Whether the request is still waiting for the worker (not started, not ended)."""
+        ticket = self._tickets.get(handle.id)
+        return ticket is not None and ticket.state is TicketState.QUEUED
+
     # -- events --------------------------------------------------------------
 
     def poll(self) -> list[AiEvent]:

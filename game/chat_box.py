@@ -19,6 +19,8 @@ MAX_CHARS = 160
 NOTICE_TICKS = 180
 """How long (ticks) the box keeps saying why it closed."""
 NOBODY_NEAR = "Walk up to a villager to talk (T)"
+PREPARE_AFTER_TICKS = 12
+"""Typed text unchanged this long (0.2 s) is handed to the dialogue to prepare a reply."""
 
 
 class ChatWorld(Protocol):
@@ -43,6 +45,8 @@ class ChatSpeech(Protocol):
 
     def say(self, tick: int, npc_id: int, player_id: int, text: str) -> str: ...
 
+    def typing(self, tick: int, npc_id: int, player_id: int, text: str) -> None: ...
+
 
 class ChatBox:
     """One conversation at a time, with the villager it was opened with.
@@ -61,6 +65,8 @@ class ChatBox:
         self.notice = ""
         self._notice_until = -1
         self._swallow = ""
+        self._changed_at = 0
+        self._prepared = ""
 
     @property
     def is_open(self) -> bool:
@@ -83,7 +89,8 @@ class ChatBox:
         if not self._world.set_talking(npc_id, True):
             self._say(f"{name} can't talk right now")
             return False
-        self.npc_id, self.name, self.typed, self.sent = npc_id, name, "", 0
+        self.npc_id, self.name, self.sent = npc_id, name, 0
+        self._set_typed("")
         self.notice, self._swallow = "", swallow
         logger.debug("chat opened with %s (%d)", name, npc_id)
         return True
@@ -95,7 +102,7 @@ class ChatBox:
         swallow, self._swallow = self._swallow, ""
         if text == swallow and not self.typed:
             return
-        self.typed = (self.typed + text)[:MAX_CHARS]
+        self._set_typed((self.typed + text)[:MAX_CHARS])
 
     def end_batch(self) -> None:
         """The events of one frame are handled: a later copy of the opening key is typed."""
@@ -103,13 +110,15 @@ class ChatBox:
 
     def backspace(self) -> None:
         """Delete the last typed character."""
-        self.typed = self.typed[:-1]
+        self._set_typed(self.typed[:-1])
 
     def submit(self) -> str:
         """Send what was typed; the box stays open for the next line. Returns what was sent."""
         if self.npc_id is None:
             return ""
-        text, self.typed = self.typed.strip(), ""
+        text = self.typed.strip()
+        self._set_typed("")
+        self._prepared = ""
         if not text:
             return ""
         world = self._world
@@ -123,14 +132,22 @@ class ChatBox:
         if self.npc_id is not None:
             self._world.set_talking(self.npc_id, False)
             logger.debug("chat with %d closed (%s)", self.npc_id, notice or "by the player")
-        self.npc_id, self.typed, self._swallow = None, "", ""
+        self.npc_id, self._swallow, self._prepared = None, "", ""
+        self._set_typed("")
         if notice:
             self._say(notice)
 
     def update(self) -> None:
-        """Once per tick: end the chat if the villager walked off or cannot talk now."""
+        """Once per tick: end the chat if the villager walked off or cannot talk now.
+
+        While the chat goes on, text that has stopped changing for a moment goes to the
+        dialogue as a line being typed, so the reply can be prepared before Enter.
+        """
         npc_id = self.npc_id
-        if npc_id is None or self._world.in_chat_range(npc_id):
+        if npc_id is None:
+            return
+        if self._world.in_chat_range(npc_id):
+            self._prepare(npc_id)
             return
         status = self._world.npc(npc_id)
         if status is not None and not status.can_talk:
@@ -145,6 +162,23 @@ class ChatBox:
         if self.notice and self._world.tick < self._notice_until:
             return ChatView(self.name, "", False, self.notice, self.sent)
         return None
+
+    def _set_typed(self, text: str) -> None:
+        if text != self.typed:
+            self.typed = text
+            self._changed_at = self._world.tick
+
+    def _prepare(self, npc_id: int) -> None:
+        text = self.typed.strip()
+        world = self._world
+        if (
+            not text
+            or text == self._prepared
+            or world.tick - self._changed_at < PREPARE_AFTER_TICKS
+        ):
+            return
+        self._prepared = text
+        self._speech.typing(world.tick, npc_id, world.player_status().id, text)
 
     def _say(self, notice: str) -> None:
         self.notice = notice

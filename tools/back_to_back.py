@@ -62,6 +62,10 @@ class BackToBack:
         self._context = request
         self.runtime.warm(request)
 
+    def prefill(self, request: LineRequest) -> None:
+        """As the wrapped runtime."""
+        self.runtime.prefill(request)
+
     @property
     def warming(self) -> bool:
         """As the wrapped runtime."""

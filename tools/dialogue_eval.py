@@ -49,7 +49,7 @@ from game.dialogue.line_plan import (  # noqa: E402
     load_trigger_words,
     priority_of,
 )
-from game.dialogue.memory import Memories  # noqa: E402
+from game.dialogue.memory import PLAYER_SPEAKER, Memories, Memory  # noqa: E402
 from game.dialogue.persona_prompt import Persona, shared_context  # noqa: E402
 from game.dialogue.templates import TemplateLines  # noqa: E402
 from game.sim.cast import Cast, load_cast  # noqa: E402
@@ -188,11 +188,10 @@ class Harness:
         for arm in self.arms:
             arm.runtime.shutdown()
 
-    def _ask(self, arm: _Arm, ask: LineAskParts) -> tuple[LineRequest, dict[str, Any]]:
-        memory = arm.memories.of(ask.npc_id)
+    def _request(self, arm: _Arm, ask: LineAskParts, memory: Memory) -> LineRequest:
         prompt, plan = arm.planner.build(ask, memory)
         deadline, timeout = arm.settings.ai.scheduler.budget(ask.priority)
-        request = LineRequest(
+        return LineRequest(
             ask.npc_id,
             ask.priority,
             f"eval:{time.perf_counter_ns()}",
@@ -203,6 +202,10 @@ class Harness:
             stream=ask.trigger is Trigger.CHAT,
             plan=plan,
         )
+
+    def _ask(self, arm: _Arm, ask: LineAskParts) -> tuple[LineRequest, dict[str, Any]]:
+        request = self._request(arm, ask, arm.memories.of(ask.npc_id))
+        timeout = request.timeout_s
         handle = arm.runtime.submit(request)
         out: dict[str, Any] = {"origin": "fallback", "reason": "no answer", "text": ""}
         for event in arm.runtime.wait(handle, timeout + 60.0):
@@ -256,23 +259,36 @@ class Harness:
             earlier.append(out["text"])
         arm.memories.of(npc_id).record_shown(name, out["text"])
 
-    def run_chat(self, arm: _Arm, question: dict[str, Any], exchanges: int) -> dict[str, Any]:
-        """Ask one question after ``exchanges`` exchanges of small talk; measure the answer."""
+    def run_chat(
+        self, arm: _Arm, question: dict[str, Any], exchanges: int, typed: bool = False
+    ) -> dict[str, Any]:
+        """Ask one question after ``exchanges`` exchanges of small talk; measure the answer.
+
+        ``typed``: as in the game when the player types the question, its reply's prompt
+        is read ahead first (what the chat box hands over while they type), so only the
+        reply's own time is left when it is sent.
+        """
         npc_id = self.index[question["npc"]]
         memory = arm.memories.of(npc_id)
         name = self.personas[npc_id].name
         for i in range(exchanges):
-            memory.record_shown("Player", _SMALL_TALK[i % len(_SMALL_TALK)])
+            memory.record_shown(PLAYER_SPEAKER, _SMALL_TALK[i % len(_SMALL_TALK)])
             memory.record_shown(name, self.templates.line(npc_id, Trigger.CHAT, "traveller"))
-        memory.record_shown("Player", question["ask"])
         ask = LineAskParts(
             npc_id, Trigger.CHAT, priority_of(Trigger.CHAT), player_text=question["ask"]
         )
+        if typed:
+            typing = memory.with_line(PLAYER_SPEAKER, question["ask"])
+            request = self._request(arm, ask, typing)
+            ahead = arm.runtime.submit(request.read_ahead())
+            list(arm.runtime.wait(ahead, request.timeout_s + 60.0))
+        memory.record_shown(PLAYER_SPEAKER, question["ask"])
         request, out = self._ask(arm, ask)
         plan = request.plan
         assert plan is not None
         text = out["text"]
-        record = {**question, "history_exchanges": exchanges, "name": name, **out}
+        record = {**question, "history_exchanges": exchanges, "read_ahead": typed, "name": name}
+        record.update(out)
         record["has_fact"] = out["origin"] == "model" and any(
             word in _words(text) for word in question["expect"]
         )
@@ -352,6 +368,9 @@ def evaluate(args: argparse.Namespace) -> dict[str, Any]:
                 for exchanges in HISTORY_EXCHANGES if i < args.timed_chats else (0,):
                     harness.run_chat(arm, question, exchanges)
                     arm.memories = Memories()
+                    if i < args.timed_chats:
+                        harness.run_chat(arm, question, exchanges, typed=True)
+                        arm.memories = Memories()
     finally:
         harness.close()
     return _report(harness, situations, args, time.perf_counter() - started)
@@ -362,7 +381,7 @@ def _report(
 ) -> dict[str, Any]:
     arms: dict[str, Any] = {}
     for arm in harness.arms:
-        plain = [c for c in arm.chats if c["history_exchanges"] == 0]
+        plain = [c for c in arm.chats if c["history_exchanges"] == 0 and not c["read_ahead"]]
         reactions = [r for r in arm.records if r["priority"] == "reactive"]
         arms[arm.label] = {
             "lines": summarize_lines(arm.records),
@@ -375,10 +394,13 @@ def _report(
             "timing": {
                 "reactions": timing(reactions),
                 **{
-                    f"chat_{n}_exchanges": timing(
-                        c for c in arm.chats if c["history_exchanges"] == n
+                    f"chat_{n}_exchanges{'_read_ahead' if ahead else ''}": timing(
+                        c
+                        for c in arm.chats
+                        if c["history_exchanges"] == n and c["read_ahead"] == ahead
                     )
                     for n in HISTORY_EXCHANGES
+                    for ahead in (False, True)
                 },
             },
             "records": arm.records,
@@ -472,13 +494,18 @@ def markdown(report: dict[str, Any]) -> str:
     out = [
         "| setting | model lines | mentions trigger | after opener | names speaker/absent "
         "| copies example | echo | exact repeats | near repeats | labels | words p50/p95 "
-        "| chat fact | chat TTFT p50 (0/3/6 exchanges) | fallbacks |",
-        "| " + " | ".join(["---"] * 14) + " |",
+        "| chat fact | chat TTFT p50 (0/3/6 exchanges) | read ahead while typing "
+        "| fallbacks |",
+        "| " + " | ".join(["---"] * 15) + " |",
     ]
     for label, arm in report["arms"].items():
         lines, chat, time_ = arm["lines"], arm["chat"], arm["timing"]
-        ttft = "/".join(
-            f"{time_[f'chat_{n}_exchanges']['ttft_ms_p50']:.0f}" for n in HISTORY_EXCHANGES
+        ttft, ahead = (
+            "/".join(
+                f"{time_[f'chat_{n}_exchanges{suffix}']['ttft_ms_p50']:.0f}"
+                for n in HISTORY_EXCHANGES
+            )
+            for suffix in ("", "_read_ahead")
         )
         out.append(
             f"| {label} | {lines['model_lines']} of {lines['lines']} | {_p(lines['mentions'])} "
@@ -486,7 +513,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {_p(lines['self_name'])} / {_p(lines['absent_name'])} | {_p(lines['copy'])} "
             f"| {_p(lines['echo'])} | {_p(lines['exact_repeat'])} | {_p(lines['near_repeat'])} "
             f"| {_p(lines['label'])} | {lines['words_p50']}/{lines['words_p95']} "
-            f"| {_p(chat['has_fact'])} | {ttft} ms | {lines['fallbacks']} |"
+            f"| {_p(chat['has_fact'])} | {ttft} ms | {ahead} ms | {lines['fallbacks']} |"
         )
     first = next(iter(report["arms"].values()))
     out += ["", "| trigger | lines | mentions | after opener |", "| --- | --- | --- | --- |"]

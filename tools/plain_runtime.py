@@ -194,6 +194,10 @@ class PlainRuntime:
         """Run ``request`` for the model's cache only; its events are dropped."""
         self._warming.add(self.submit(request).id)
 
+    def prefill(self, request: LineRequest) -> None:
+        """The textbook design reads no prompt ahead: nothing to do."""
+        del request
+
     @property
     def warming(self) -> bool:
         """Whether a warm-up has not ended yet."""

@@ -14,7 +14,7 @@ from ai import sanitize_player_text
 from game.dialogue.bubbles import BubbleBoard
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineCut, LinePartial, LineReady, LineSource
-from game.dialogue.memory import Memories
+from game.dialogue.memory import PLAYER_SPEAKER, Memories
 from game.sim.events import (
     ErrandCompleted,
     GameEvent,
@@ -28,7 +28,6 @@ from game.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)
 
-PLAYER_SPEAKER = "Player"
 # Latencies kept per trigger for the report: plenty for percentiles, bounded for long play.
 _LATENCY_WINDOW = 4096
 
@@ -107,6 +106,18 @@ class Dialogue:
         self.memories.of(npc_id).record_shown(PLAYER_SPEAKER, text)
         self.ask(LineAsk(tick, npc_id, Trigger.CHAT, player_id, player_text=text))
         return text
+
+    def typing(self, tick: int, npc_id: int, player_id: int, text: str) -> None:
+        """The player has typed ``text`` to a villager and not sent it yet.
+
+        The source may read the reply's prompt ahead, so that the reply starts the
+        moment the line is sent. Nothing is remembered until it is.
+        """
+        text = sanitize_player_text(text, self._player_text_max_chars)
+        if text:
+            start = self._clock()
+            self.source.prepare(LineAsk(tick, npc_id, Trigger.CHAT, player_id, player_text=text))
+            self._tick_ai_s += self._clock() - start
 
     def update(self, tick: int) -> None:
         """Show what the source has ready, update streaming bubbles, expire old ones."""

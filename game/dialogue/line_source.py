@@ -77,6 +77,12 @@ class LineSource(Protocol):
     def request(self, ask: LineAsk) -> None:
         """Ask for a line; the answer arrives through ``poll``."""
 
+    def prepare(self, ask: LineAsk) -> None:
+        """The player is still typing this chat ask: get ready to answer it fast.
+
+        Nothing is shown and nothing is remembered; the ask may never be sent.
+        """
+
     def poll(self, tick: int) -> list[LineEvent]:
         """Return what happened to earlier asks since the last poll."""
 
@@ -120,6 +126,10 @@ class TemplateLineSource:
         listener = self._names.get(ask.listener_id, "friend") if ask.listener_id else "friend"
         text = self._templates.line(ask.npc_id, ask.trigger, listener)
         self._ready.append(LineReady(ask, text, "template"))
+
+    def prepare(self, ask: LineAsk) -> None:
+        """Template lines need no head start."""
+        del ask
 
     def poll(self, tick: int) -> list[LineEvent]:
         """Hand out every line picked since the last poll."""

@@ -19,6 +19,8 @@ _SUMMARY_TOPICS = 6
 _RECENT = 12
 
 #: How many shown lines and facts each villager keeps (the prompt's tail grows with them).
+# How the player's own lines are labelled in a villager's memory and in prompts.
+PLAYER_SPEAKER = "Player"
 MEMORY_WINDOW = 4
 MEMORY_FACTS = 4
 
@@ -56,6 +58,21 @@ class Memory:
             self._fold(window[0])
         window.append(Exchange(speaker, text))
         self._recent.append(text)
+
+    def with_line(self, speaker: str, text: str) -> Memory:
+        """A copy of this memory with one more line shown; this one is left as it was.
+
+        What the memory will hold once the player has said ``text``: a reply's prompt can
+        be built from it while they are still typing.
+        """
+        copy = Memory(self._exchanges.maxlen or MEMORY_WINDOW, self._facts.maxlen or MEMORY_FACTS)
+        copy._exchanges.extend(self._exchanges)
+        copy._facts.extend(self._facts)
+        copy._topics.extend(self._topics)
+        copy._recent.extend(self._recent)
+        copy._older = self._older
+        copy.record_shown(speaker, text)
+        return copy
 
     def _fold(self, old: Exchange) -> None:
         self._older += 1

@@ -36,7 +36,7 @@ from game.dialogue.line_source import (
     LinePartial,
     LineReady,
 )
-from game.dialogue.memory import Memories
+from game.dialogue.memory import PLAYER_SPEAKER, Memories
 from game.dialogue.model_report import hud_rows, runtime_report, tier_report, tier_rows
 from game.dialogue.pacing import AsyncPacing, Pacing, SyncPacing
 from game.dialogue.persona_prompt import Persona
@@ -137,6 +137,16 @@ class ModelLineSource:
             self._out.append(LinePartial(ask.npc_id, ""))
         for event in self._pacing.after_submit(self.runtime, handle):
             self._handle(event, ask.tick)
+
+    def prepare(self, ask: LineAsk) -> None:
+        """Have the reply's prompt read into the model's cache while the player types.
+
+        When the line is sent unchanged, the reply starts without reading its prompt.
+        The sync baseline reads nothing ahead, as it predicts nothing.
+        """
+        if ask.trigger is not Trigger.CHAT or not self._pacing.predicts or not self._ready():
+            return
+        self.runtime.prefill(self._builder.reply_request(ask, PLAYER_SPEAKER))
 
     def poll(self, tick: int) -> list[LineEvent]:
         """Predict, expire, drain the runtime, and return what is ready to show."""

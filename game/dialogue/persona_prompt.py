@@ -139,4 +139,5 @@ def build_prompt(
         notes=tuple(notes),
         history=(*memory.exchanges, *_known_lines(speaker, known)) if chat else (),
         player_text=player_text,
+        conversation=chat,
     )

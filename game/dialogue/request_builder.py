@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ai import LineRequest, Priority, SchedulerConfig
 from game.dialogue.line_plan import LineAskParts, LinePlanner, priority_of
 from game.dialogue.line_source import LineAsk
-from game.dialogue.memory import Memories
+from game.dialogue.memory import Memories, Memory
 from game.dialogue.persona_prompt import Persona
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot, RefSnapshot
@@ -98,7 +98,18 @@ class RequestBuilder:
             predictive=predictive,
         )
 
-    def request(self, ask: LineAsk, predictive: bool = False) -> LineRequest:
+    def reply_request(self, ask: LineAsk, player: str) -> LineRequest:
+        """The request a chat ask will make once ``player`` has said its text.
+
+        Built from a copy of the villager's memory with the line added, as the dialogue
+        will remember it when it is sent, so the prompt comes out the same.
+        """
+        memory = self._memories.of(ask.npc_id).with_line(player, ask.player_text)
+        return self.request(ask, memory=memory)
+
+    def request(
+        self, ask: LineAsk, predictive: bool = False, memory: Memory | None = None
+    ) -> LineRequest:
         """The model request for an ask: snapshot, grounded prompt, priority and deadlines."""
         snapshot = self.snapshot(ask, predictive)
         subject = errand = ""
@@ -116,7 +127,9 @@ class RequestBuilder:
             errand,
             ask.player_text,
         )
-        prompt, plan = self._planner.build(parts, self._memories.of(ask.npc_id))
+        if memory is None:
+            memory = self._memories.of(ask.npc_id)
+        prompt, plan = self._planner.build(parts, memory)
         deadline, timeout = self._budgets[priority]
         signature = (
             f"{ask.npc_id}:{ask.trigger.value}:{ask.listener_id}:{ask.refs}:{ask.player_text}"

@@ -50,6 +50,10 @@ def test_a_slice_of_the_harness_computes_its_figures(tmp_path: Path) -> None:
     assert arm["chat"]["questions"] >= 4
     assert arm["timing"]["reactions"]["count"] > 0
     assert arm["timing"]["chat_6_exchanges"]["count"] == 1
+    # The reply's prompt read ahead while the player types: only the reply is left.
+    ahead = arm["timing"]["chat_6_exchanges_read_ahead"]
+    assert ahead["count"] == 1
+    assert ahead["ttft_ms_p50"] < 0.5 * arm["timing"]["chat_6_exchanges"]["ttft_ms_p50"]
     assert "hit" in report["keywords"]
     assert out.with_suffix(".md").read_text().startswith("| setting |")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ from ai import (
     AiConfig,
     AiEvent,
     AiRuntime,
+    Exchange,
     GenerationConfig,
+    GenerationParams,
     HygieneConfig,
     LineCompleted,
     LineRequest,
@@ -148,3 +151,48 @@ def test_context_tokens_are_a_prefix_of_every_prompt() -> None:
         assert tokens[: len(context_tokens)] == context_tokens
         # The per-request tail stays short, so a cached prefix leaves little to evaluate.
         assert len(tokens) - len(context_tokens) < 20
+
+
+def test_a_conversation_read_ahead_survives_other_lines_and_starts_at_once() -> None:
+    """The reply's prompt, read while the player types, is still cached after barks."""
+    config = AiConfig()
+    backend = LlamaBackend(config)
+    backend.load(lambda fraction, stage: None)
+    context = "Lines spoken by villagers in a small village.\n" * 20
+
+    def talk(villager: str) -> tuple[Exchange, ...]:
+        return tuple(
+            Exchange(speaker, text)
+            for n in range(3)
+            for speaker, text in (
+                ("Player", f"Tell me about the {n}th field by the river?"),
+                (villager, f"The {n}th field floods every spring, friend."),
+            )
+        )
+
+    def chat(question: str, speaker: str = "Odo the farmer") -> PromptSpec:
+        return PromptSpec(context, speaker, "replying to the traveller", history=talk(speaker),
+                          player_text=question, conversation=True)  # fmt: skip
+
+    def first_piece(prompt: PromptSpec, max_tokens: int = 8) -> float:
+        params = replace(GenerationParams.from_config(config.generation, max_tokens), seed=1)
+        start = time.perf_counter()
+        stream = backend.generate(prompt, params, lambda: False)
+        next(stream)
+        took = time.perf_counter() - start
+        for _ in stream:
+            pass
+        return took
+
+    try:
+        bark = PromptSpec(context, "Brann the smith", "hit by a crate", opener="Ow!")
+        first_piece(bark)  # the shared context is read once, into the main cache
+        first_piece(chat("Where is the ball?"), max_tokens=1)  # read ahead while typing
+        first_piece(replace(bark, situation="a barrel lands close by"))  # a bark between
+        warm = first_piece(chat("Where is the ball?"))
+        # Another villager's conversation, not read ahead: its whole tail is read now.
+        first_piece(replace(bark, situation="bumped by the traveller"))
+        cold = first_piece(chat("Where is the ball?", speaker="Sela the guard"))
+        assert warm < 0.25 * cold, (warm, cold)
+    finally:
+        backend.close()

@@ -146,3 +146,25 @@ def test_stop_string_ends_the_text_before_it(llms: tuple[Any, Any]) -> None:
     assert stop.strip()
     text = "".join(_lean(TokenLoop(lean), SECOND, GREEDY, 0, stops=(stop,)))
     assert text == full[: full.index(stop)]
+
+
+def test_a_second_context_adopts_the_cache_and_keeps_it_apart(llms: tuple[Any, Any]) -> None:
+    _, lean = llms
+    main = TokenLoop(lean)
+    talk = TokenLoop.second_context(lean)
+    try:
+        main.forget()
+        _lean(main, FIRST, GREEDY, 0)
+        second = main.tokenize(SECOND)
+        assert talk.shared_prefix(second) == 0
+        assert talk.adopt(main) == main.cached
+        assert talk.shared_prefix(second) >= len(main.tokenize(CONTEXT))
+        # From the same cache, the copy writes what the original writes.
+        from_copy = "".join(_lean(talk, SECOND, GREEDY, 0))
+        assert from_copy == "".join(_lean(main, SECOND, GREEDY, 0))
+        # Other work on the main context leaves the second one's cache as it was.
+        _lean(main, FIRST, GREEDY, 0)
+        assert talk.shared_prefix(second) == len(second)
+        assert main.shared_prefix(second) < len(second)
+    finally:
+        talk.close()

@@ -251,3 +251,32 @@ def test_breaker_counts_failures_in_a_window_and_probes_once(clock: FakeClock) -
     assert breaker.probe_due(clock())
     breaker.record_success()
     assert breaker.closed
+
+
+def test_prefill_reads_ahead_on_the_local_tier_and_only_the_newest_waits(
+    make_router: Callable[..., Router],
+) -> None:
+    local_seen: list[tuple[str, str]] = []
+
+    def remember(prompt: PromptSpec) -> ScriptedReply:
+        local_seen.append((prompt.situation, prompt.player_text))
+        return default_line(prompt)
+
+    remote = ScriptedBackend(ScriptedConfig(0, 0.001, 0.001))
+    local = ScriptedBackend(ScriptedConfig(0, 0.05, 0.001), remember)  # slow to start
+    router = make_router(_config(), remote, local)
+    log = EventLog(router)  # type: ignore[arg-type]
+    # Keep the local worker busy so the prefills queue behind it.
+    busy = router.submit(make_request("hit", Priority.REACTIVE))
+    log.until(lambda: router.in_flight == 1)
+    for typed in ("Where", "Where is the", "Where is the ball?"):
+        ask = make_request("chat", Priority.PLAYER_CHAT)
+        router.prefill(replace(ask, prompt=replace(ask.prompt, player_text=typed)))
+    log.until(lambda: _ended(log, busy))
+    log.until(lambda: router.in_flight == 0 and router.queue_depth == 0)
+    time.sleep(0.05)
+    log.pump()
+    prefilled = [text for situation, text in local_seen if text]
+    assert prefilled == ["Where is the ball?"]  # the two older ones were still queued
+    assert [e.handle for e in log.events] == [busy] * len(log.events)  # none reached us
+    assert {t.name: t.requests for t in router.tiers()}["remote"] == 0

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from game.chat_box import NOBODY_NEAR, NOTICE_TICKS, ChatBox
+from game.chat_box import NOBODY_NEAR, NOTICE_TICKS, PREPARE_AFTER_TICKS, ChatBox
 from game.sim.cast import load_cast
 from game.sim.level import load_level
 from game.sim.npc import NpcState
@@ -22,10 +22,14 @@ class Speech:
 
     def __init__(self) -> None:
         self.said: list[tuple[int, int, str]] = []
+        self.typed: list[tuple[int, int, str]] = []
 
     def say(self, tick: int, npc_id: int, player_id: int, text: str) -> str:
         self.said.append((tick, npc_id, text))
         return text
+
+    def typing(self, tick: int, npc_id: int, player_id: int, text: str) -> None:
+        self.typed.append((tick, npc_id, text))
 
 
 @pytest.fixture
@@ -132,3 +136,36 @@ def test_a_villager_knocked_down_ends_the_chat(world: World) -> None:
         box.update()
     assert not box.is_open
     assert "can't talk" in box.view().notice  # type: ignore[union-attr]
+
+
+def test_text_that_stops_changing_is_handed_over_once_to_prepare_a_reply(world: World) -> None:
+    npc_id = stand_by(world, "baker")
+    speech = Speech()
+    box = ChatBox(world, speech)
+    assert box.open()
+
+    def wait(ticks: int) -> None:
+        for _ in range(ticks):
+            world.step(STAY)
+            box.update()
+
+    box.type("What do you s")
+    wait(PREPARE_AFTER_TICKS - 2)
+    box.type("ell?")
+    wait(PREPARE_AFTER_TICKS - 1)
+    assert speech.typed == []  # still being typed
+    wait(2)
+    assert [(n, text) for _, n, text in speech.typed] == [(npc_id, "What do you sell?")]
+    wait(3 * PREPARE_AFTER_TICKS)
+    assert len(speech.typed) == 1  # unchanged text is not handed over again
+    box.backspace()
+    wait(PREPARE_AFTER_TICKS + 1)
+    assert speech.typed[-1][2] == "What do you sell"
+    box.type("?")
+    box.submit()
+    wait(3 * PREPARE_AFTER_TICKS)
+    assert len(speech.typed) == 2  # nothing typed after sending: nothing to prepare
+    assert speech.said[-1][2] == "What do you sell?"
+    box.type("What do you sell?")
+    wait(PREPARE_AFTER_TICKS + 1)
+    assert speech.typed[-1][2] == "What do you sell?"  # the same line again, prepared again

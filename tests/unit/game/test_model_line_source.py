@@ -10,13 +10,22 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from ai import AiEvent, AiMetrics, Handle, ScriptedBackend, ScriptedConfig
+from ai import (
+    AiEvent,
+    AiMetrics,
+    GenerationParams,
+    Handle,
+    PromptSpec,
+    ScriptedBackend,
+    ScriptedConfig,
+)
+from ai.backend import StopCheck
 from game.dialogue.line_source import LineAsk, LineReady
 from game.dialogue.validation import reach
 from game.session import Session
@@ -505,3 +514,69 @@ def test_wait_ready_waits_while_the_warm_up_is_only_queued(
     monkeypatch.setattr(runtime, "metrics", queued_at_first)
     assert village.ai.wait_ready(5.0) == "ready"
     assert next(asked) > 4  # it kept waiting while the warm-up sat in the queue
+
+
+# -- (f) a reply prepared while the player types -----------------------------------------
+
+
+class PromptLog(ScriptedBackend):
+    """A scripted backend that keeps every prompt it was given, with its token cap."""
+
+    def __init__(self) -> None:
+        super().__init__(FAST_TIMINGS)
+        self.prompts: list[tuple[PromptSpec, int]] = []
+
+    def generate(
+        self, prompt: PromptSpec, params: GenerationParams, should_stop: StopCheck
+    ) -> Iterator[str]:
+        self.prompts.append((prompt, params.max_tokens))
+        yield from super().generate(prompt, params, should_stop)
+
+
+def test_typing_reads_the_same_prompt_the_sent_line_asks_with(
+    make_village: Callable[..., Session],
+) -> None:
+    backend = PromptLog()
+    village = make_village(backend=backend)
+    pip = npc_named(village, "Pip")  # in chat range from the start
+    memory = village.dialogue.memories.of(pip)
+    for n in range(5):  # a full window: saying the next line folds one into the summary
+        memory.record_shown("Player", f"Question number {n}?")
+        memory.record_shown("Pip", f"Answer number {n}.")
+    settle(village)
+    assert village.world.set_talking(pip, True)
+    before, before_summary = memory.exchanges, memory.summary
+
+    tick = village.tick
+    village.dialogue.typing(tick, pip, player_id(village), "Where is\x1b[31m your ball? ")
+    settle(village)
+    prefills = [(p, cap) for p, cap in backend.prompts if p.situation == CHAT]
+    assert [cap for _, cap in prefills] == [1]  # read ahead: one token, never shown
+    assert memory.exchanges == before  # nothing remembered while typing
+
+    village.dialogue.say(tick, pip, player_id(village), "Where is your ball?")
+    village.dialogue.update(tick)
+    settle(village)
+    chats = [p for p, _ in backend.prompts if p.situation == CHAT]
+    assert len(chats) == 2
+    assert chats[0] == chats[1]  # the prompt read ahead is the one the reply starts from
+    assert chats[1].conversation
+    assert chats[1].player_text == "Where is your ball?"
+    # Saying the line slid the window (6 older lines became 7); the prefill foresaw it.
+    assert before_summary.startswith("Earlier 6 lines")
+    assert chats[0].notes == (memory.summary,)
+    assert memory.summary.startswith("Earlier 7 lines")
+    walk(village, STAY, 3)
+    assert not any("ball" in e.text and e.speaker == "Pip" for e in memory.exchanges)
+
+
+def test_the_sync_baseline_reads_nothing_ahead(make_village: Callable[..., Session]) -> None:
+    backend = PromptLog()
+    village = make_village('game.dialogue.ai_mode="sync"', backend=backend)
+    marta = npc_named(village, "Marta")
+    settle(village)
+    count = len(backend.prompts)
+    village.dialogue.typing(village.tick, marta, player_id(village), "What do you sell?")
+    walk(village, STAY, 2)
+    settle(village)
+    assert len(backend.prompts) == count
