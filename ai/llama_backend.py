@@ -168,6 +168,8 @@ class LlamaBackend:
                 build_completion_prompt(neutral, neutral.player_text), continuation
             )
         except (RuntimeError, ValueError) as exc:
+            if self._abort.is_set:
+                return None  # stopped on purpose: other work preempted the scoring
             logger.warning("contrastive score failed: %r", exc)
             return None
         if situated is None or plain is None:

@@ -19,8 +19,8 @@ MAX_CHARS = 160
 NOTICE_TICKS = 180
 """How long (ticks) the box keeps saying why it closed."""
 NOBODY_NEAR = "Walk up to a villager to talk (T)"
-PREPARE_AFTER_TICKS = 12
-"""Typed text unchanged this long (0.2 s) is handed to the dialogue to prepare a reply."""
+PREPARE_EVERY_TICKS = 12
+"""While the player types, the text goes to the dialogue at most this often (0.2 s)."""
 
 
 class ChatWorld(Protocol):
@@ -65,8 +65,8 @@ class ChatBox:
         self.notice = ""
         self._notice_until = -1
         self._swallow = ""
-        self._changed_at = 0
         self._prepared = ""
+        self._prepared_at = -PREPARE_EVERY_TICKS
 
     @property
     def is_open(self) -> bool:
@@ -90,7 +90,7 @@ class ChatBox:
             self._say(f"{name} can't talk right now")
             return False
         self.npc_id, self.name, self.sent = npc_id, name, 0
-        self._set_typed("")
+        self.typed = ""
         self.notice, self._swallow = "", swallow
         logger.debug("chat opened with %s (%d)", name, npc_id)
         return True
@@ -102,7 +102,7 @@ class ChatBox:
         swallow, self._swallow = self._swallow, ""
         if text == swallow and not self.typed:
             return
-        self._set_typed((self.typed + text)[:MAX_CHARS])
+        self.typed = (self.typed + text)[:MAX_CHARS]
 
     def end_batch(self) -> None:
         """The events of one frame are handled: a later copy of the opening key is typed."""
@@ -110,14 +110,14 @@ class ChatBox:
 
     def backspace(self) -> None:
         """Delete the last typed character."""
-        self._set_typed(self.typed[:-1])
+        self.typed = self.typed[:-1]
 
     def submit(self) -> str:
         """Send what was typed; the box stays open for the next line. Returns what was sent."""
         if self.npc_id is None:
             return ""
         text = self.typed.strip()
-        self._set_typed("")
+        self.typed = ""
         self._prepared = ""
         if not text:
             return ""
@@ -133,15 +133,15 @@ class ChatBox:
             self._world.set_talking(self.npc_id, False)
             logger.debug("chat with %d closed (%s)", self.npc_id, notice or "by the player")
         self.npc_id, self._swallow, self._prepared = None, "", ""
-        self._set_typed("")
+        self.typed = ""
         if notice:
             self._say(notice)
 
     def update(self) -> None:
         """Once per tick: end the chat if the villager walked off or cannot talk now.
 
-        While the chat goes on, text that has stopped changing for a moment goes to the
-        dialogue as a line being typed, so the reply can be prepared before Enter.
+        While the chat goes on, the text typed so far goes to the dialogue as a line
+        being typed, so the reply can be prepared before Enter.
         """
         npc_id = self.npc_id
         if npc_id is None:
@@ -163,21 +163,21 @@ class ChatBox:
             return ChatView(self.name, "", False, self.notice, self.sent)
         return None
 
-    def _set_typed(self, text: str) -> None:
-        if text != self.typed:
-            self.typed = text
-            self._changed_at = self._world.tick
-
     def _prepare(self, npc_id: int) -> None:
+        """Hand the text over from the first key on, then at most every 0.2 s.
+
+        The first hand-over lets the model read the conversation so far while the
+        question is still being typed; each later one only adds what changed since.
+        """
         text = self.typed.strip()
         world = self._world
         if (
             not text
             or text == self._prepared
-            or world.tick - self._changed_at < PREPARE_AFTER_TICKS
+            or world.tick - self._prepared_at < PREPARE_EVERY_TICKS
         ):
             return
-        self._prepared = text
+        self._prepared, self._prepared_at = text, world.tick
         self._speech.typing(world.tick, npc_id, world.player_status().id, text)
 
     def _say(self, notice: str) -> None:

@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+
+import pytest
 
 from game.save import DATA_DIR_ENV
 
-os.environ.setdefault(DATA_DIR_ENV, tempfile.mkdtemp(prefix="zerostall-test-data-"))
+_made_here: str | None = None
+if DATA_DIR_ENV not in os.environ:
+    _made_here = tempfile.mkdtemp(prefix="zerostall-test-data-")
+    os.environ[DATA_DIR_ENV] = _made_here
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove the run's data folder, if this run made it."""
+    del session, exitstatus
+    if _made_here is not None:
+        shutil.rmtree(_made_here, ignore_errors=True)

@@ -42,7 +42,12 @@ class ChatStreams:
         reason = self._checker.reject(record.snapshot, tick)
         if reason is not None:
             self.cut(record, reason)
-        elif record.tokens % _STREAM_EVERY == 1 and event.text_so_far and record.ask:
+        elif (
+            event.text_so_far
+            and record.ask
+            # The first words as soon as there are any, then every few tokens.
+            and (record.state is not LineState.STREAMING or record.tokens % _STREAM_EVERY == 0)
+        ):
             record.state = LineState.STREAMING
             self._emit(LinePartial(record.ask.npc_id, event.text_so_far))
 

@@ -163,7 +163,9 @@ class LinePlanner:
         )
         criteria = LineCriteria(
             keywords=self._keywords(ask, known),
-            speaker_names=_own_names(speaker.name),
+            # A reply to the player may say who is talking ("I'm Marta, the baker"); a bark
+            # that names its own speaker reads like a stage label.
+            speaker_names=() if ask.trigger is Trigger.CHAT else _own_names(speaker.name),
             absent_names=absent,
             examples=self._examples,
             remembered=memory.recent_lines,

@@ -17,7 +17,7 @@ from game.sim.cast import Fact
 from game.sim.events import Trigger
 
 _PREAMBLE = (
-    "Lines spoken by villagers in Millbrook, a small village in a physics game. "
+    "Lines spoken by villagers in Millbrook, a small farming village. "
     "Each line is one short spoken sentence, in character, about what just happened."
 )
 

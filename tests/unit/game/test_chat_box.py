@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from game.chat_box import NOBODY_NEAR, NOTICE_TICKS, PREPARE_AFTER_TICKS, ChatBox
+from game.chat_box import NOBODY_NEAR, NOTICE_TICKS, PREPARE_EVERY_TICKS, ChatBox
 from game.sim.cast import load_cast
 from game.sim.level import load_level
 from game.sim.npc import NpcState
@@ -138,34 +138,38 @@ def test_a_villager_knocked_down_ends_the_chat(world: World) -> None:
     assert "can't talk" in box.view().notice  # type: ignore[union-attr]
 
 
-def test_text_that_stops_changing_is_handed_over_once_to_prepare_a_reply(world: World) -> None:
+def test_typed_text_is_handed_over_from_the_first_key_then_every_fifth_of_a_second(
+    world: World,
+) -> None:
     npc_id = stand_by(world, "baker")
     speech = Speech()
     box = ChatBox(world, speech)
     assert box.open()
+
+    def typed() -> list[str]:
+        return [text for _, _, text in speech.typed]
 
     def wait(ticks: int) -> None:
         for _ in range(ticks):
             world.step(STAY)
             box.update()
 
-    box.type("What do you s")
-    wait(PREPARE_AFTER_TICKS - 2)
-    box.type("ell?")
-    wait(PREPARE_AFTER_TICKS - 1)
-    assert speech.typed == []  # still being typed
-    wait(2)
-    assert [(n, text) for _, n, text in speech.typed] == [(npc_id, "What do you sell?")]
-    wait(3 * PREPARE_AFTER_TICKS)
-    assert len(speech.typed) == 1  # unchanged text is not handed over again
-    box.backspace()
-    wait(PREPARE_AFTER_TICKS + 1)
-    assert speech.typed[-1][2] == "What do you sell"
-    box.type("?")
+    for key in "What do you sell?":  # a key every 4 ticks: 15 keys a second
+        box.type(key)
+        wait(4)
+    # The first key at once, then the text so far every 12 ticks, then the last of it.
+    assert typed()[0] == "W"
+    assert len(typed()) == 1 + (17 * 4) // PREPARE_EVERY_TICKS
+    wait(PREPARE_EVERY_TICKS)
+    assert typed()[-1] == "What do you sell?"
+    assert all(to == npc_id for _, to, _ in speech.typed)
+    count = len(typed())
+    wait(3 * PREPARE_EVERY_TICKS)
+    assert len(typed()) == count  # unchanged text is not handed over again
     box.submit()
-    wait(3 * PREPARE_AFTER_TICKS)
-    assert len(speech.typed) == 2  # nothing typed after sending: nothing to prepare
+    wait(3 * PREPARE_EVERY_TICKS)
+    assert len(typed()) == count  # nothing typed after sending: nothing to prepare
     assert speech.said[-1][2] == "What do you sell?"
     box.type("What do you sell?")
-    wait(PREPARE_AFTER_TICKS + 1)
-    assert speech.typed[-1][2] == "What do you sell?"  # the same line again, prepared again
+    wait(1)
+    assert typed()[-1] == "What do you sell?"  # the same line again, handed over again

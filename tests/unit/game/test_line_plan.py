@@ -95,6 +95,10 @@ def test_chat_prompt_carries_the_matching_fact(planner: LinePlanner) -> None:
     assert "Odo is the farmer" in prompt.history[-1].text
     assert "Odo" not in plan.criteria.absent_names
     assert "Pip" in plan.criteria.absent_names
+    # A reply may say who is talking; a bark may not (see the test above).
+    ask = LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="What is your name?")
+    _, plan = planner.build(ask, Memory())
+    assert plan.criteria.speaker_names == ()
 
 
 @pytest.mark.parametrize(
