@@ -49,12 +49,14 @@ def setting_warnings(
                 f"cores minus one ({spare}) take the game's core and slow the model down too"
             )
     if memory is not None:
-        needed = model.n_ctx * KV_BYTES_PER_TOKEN
+        # One cache for every line, and one more for player conversations when kept apart.
+        caches = 2 if model.conversation_cache else 1
+        needed = caches * model.n_ctx * KV_BYTES_PER_TOKEN
         if needed > memory * _MEMORY_SHARE:
             warnings.append(
                 f"ai.model.n_ctx = {model.n_ctx} needs about {needed / 2**20:.0f} MB for the "
-                f"model's cache (estimate for the packaged model), but only "
-                f"{memory / 2**20:.0f} MB of memory is free"
+                f"model's {'caches' if caches > 1 else 'cache'} (estimate for the packaged "
+                f"model), but only {memory / 2**20:.0f} MB of memory is free"
             )
     return warnings
 

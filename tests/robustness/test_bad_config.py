@@ -85,3 +85,8 @@ def test_context_beyond_free_memory_warns() -> None:
     assert len(warnings) == 1
     assert "n_ctx = 131072" in warnings[0]
     assert setting_warnings(_settings(n_ctx=2048), cores=2, memory=1 << 30) == []
+    # The conversation's own cache counts too: 16k tokens fit once in 700 MB free, not twice.
+    tight = 700 << 20
+    assert setting_warnings(_settings(n_ctx=16384, conversation_cache=False), 2, tight) == []
+    (warning,) = setting_warnings(_settings(n_ctx=16384), cores=2, memory=tight)
+    assert "caches" in warning
