@@ -92,7 +92,7 @@ class TokenLoop:
         """Tokens held in the KV cache."""
         return int(self._record.n_tokens)
 
-    def shared_prefix(self, tokens: Sequence[int]) -> int:
+    def shared_prefix(self, tokens: Sequence[int] | np.ndarray[Any, Any]) -> int:
         """How many leading ``tokens`` the cache already holds."""
         record = self._record
         n = min(int(record.n_tokens), len(tokens))
@@ -141,22 +141,19 @@ class TokenLoop:
             raise ValueError("empty prompt")
         if len(tokens) >= self.n_ctx:
             raise ValueError(f"prompt of {len(tokens)} tokens does not fit n_ctx={self.n_ctx}")
-        llm = self._record
+        record = self._record
         prompt = np.asarray(tokens, dtype=np.intc)
-        cached = llm.input_ids[: llm.n_tokens]
-        n = min(len(cached), len(prompt) - 1)
-        differ = np.flatnonzero(cached[:n] != prompt[:n])
-        reuse = int(differ[0]) if differ.size else n
+        reuse = self.shared_prefix(prompt[:-1])
         if not llama_cpp.llama_memory_seq_rm(self._memory, -1, reuse, -1):
             llama_cpp.llama_memory_clear(self._memory, True)
             reuse = 0
-        llm.n_tokens = reuse
+        record.n_tokens = reuse
         for start in range(reuse, len(prompt), self._n_batch):
             chunk = np.ascontiguousarray(prompt[start : start + self._n_batch])
             pointer = chunk.ctypes.data_as(ctypes.POINTER(llama_cpp.llama_token))
             self._decode(llama_cpp.llama_batch_get_one(pointer, len(chunk)))
-            llm.input_ids[start : start + len(chunk)] = chunk
-            llm.n_tokens = start + len(chunk)
+            record.input_ids[start : start + len(chunk)] = chunk
+            record.n_tokens = start + len(chunk)
         return reuse
 
     def _decode(self, batch: Any) -> None:
@@ -227,13 +224,13 @@ class TokenLoop:
         the KV cache, ready for the next request's prefix.
         """
         self.prefill(prompt)
-        llm = self._record
+        record = self._record
         decode = llama_cpp.llama_decode
         sample = llama_cpp.llama_sampler_sample
         ctx, one, single = self._ctx, self._one, self._single
         pieces = self._pieces
-        input_ids = llm.input_ids
-        position = llm.n_tokens
+        input_ids = record.input_ids
+        position = record.n_tokens
         limit = min(max_tokens, self.n_ctx - position)
         for count in range(1, limit + 1):
             token = sample(chain, ctx, -1)
@@ -251,7 +248,7 @@ class TokenLoop:
                 self._failed(status)
             input_ids[position] = token
             position += 1
-            llm.n_tokens = position
+            record.n_tokens = position
 
     def _piece(self, token: int) -> bytes | None:
         if llama_cpp.llama_vocab_is_eog(self._vocab, token):
