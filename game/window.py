@@ -20,6 +20,7 @@ from game.loop import FixedStepLoop
 from game.pause_menu import PauseMenu
 from game.render.renderer import Renderer, screenshot
 from game.session import Session
+from game.sim.player import PlayerIntent
 from game.sim.snapshot import WorldSnapshot
 from game.sim.ticks import HZ
 from game.views import CheerView, HudView
@@ -132,7 +133,14 @@ class GameWindow:
         logger.info("first frame after %.0f ms", self.first_frame_ms)
 
     def _step(self, _tick: int) -> None:
-        self.village.step(self.controls.take_intent())
+        self.step(self.controls.take_intent())
+
+    def step(self, intent: PlayerIntent) -> None:
+        """One fixed tick as the window runs it: the village, the frames, the chat, cheers.
+
+        The loop feeds it the player's keys; tools that drive a window feed it intents.
+        """
+        self.village.step(intent)
         self.prev, self.curr = self.curr, self.village.world.snapshot()
         self.chat.update()
         self._cheer_finished_errands()

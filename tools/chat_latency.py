@@ -59,12 +59,9 @@ class Session:
         self.window = GameWindow(self.village, settings.game)
 
     def tick(self, count: int = 1) -> None:
-        window = self.window
         for _ in range(count):
             start = time.perf_counter()
-            window.village.step(STAY)
-            window.prev, window.curr = window.curr, window.village.world.snapshot()
-            window.chat.update()
+            self.window.step(STAY)
             time.sleep(max(0.0, 1 / 60 - (time.perf_counter() - start)))
 
     def close(self) -> None:

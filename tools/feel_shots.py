@@ -38,10 +38,7 @@ def _window() -> GameWindow:
 
 def _step(window: GameWindow, intent: PlayerIntent = STAY, ticks: int = 1) -> None:
     for _ in range(ticks):
-        window.village.step(intent)
-        window.prev, window.curr = window.curr, window.village.world.snapshot()
-        window.chat.update()
-        window._cheer_finished_errands()
+        window.step(intent)
 
 
 def _villager(world: World, spec_id: str):  # type: ignore[no-untyped-def]
