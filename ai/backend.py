@@ -100,6 +100,14 @@ class Backend(Protocol):
         """Tokens of context left for the reply after ``prompt`` (negative: it overflows)."""
         ...
 
+    @property
+    def prompt_style(self) -> str:
+        """The prompt style the loaded model was tuned for ("" for any base model).
+
+        Set by an adapter's manifest ("village"); the game builds its prompts to match.
+        """
+        ...
+
     def interrupt(self) -> None:
         """Abort the native call in progress (prompt evaluation or decode) soon.
 

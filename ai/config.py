@@ -46,6 +46,10 @@ class ModelConfig:
     swa_full: bool = True
     prompt_format: PromptFormat = "auto"
     conversation_cache: bool = True
+    # A GGUF LoRA path, "" for none; "village" names the game's own, which the game
+    # turns into its path before the backend sees it.
+    adapter: str = "village"
+    adapter_scale: float = 1.0
 
     def __post_init__(self) -> None:
         _require(self.backend in ("llama", "scripted"), f"model.backend: unknown {self.backend!r}")
@@ -63,6 +67,7 @@ class ModelConfig:
         _require(1 <= self.n_threads_batch <= 64, "model.n_threads_batch must be in 1..64")
         _require(256 <= self.n_ctx <= 131072, "model.n_ctx must be in 256..131072")
         _require(1 <= self.n_batch <= self.n_ctx, "model.n_batch must be in 1..n_ctx")
+        _require(0.0 < self.adapter_scale <= 4.0, "model.adapter_scale must be in (0, 4]")
 
 
 @dataclass(frozen=True, slots=True)

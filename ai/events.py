@@ -32,12 +32,16 @@ class RequestStats:
 
 @dataclass(frozen=True, slots=True)
 class LoadProgress:
-    """How far model loading has got; ``error`` is set when degraded."""
+    """How far model loading has got; ``error`` is set when degraded.
+
+    ``prompt_style`` names the prompts the loaded model was tuned for ("" for any).
+    """
 
     fraction: float
     stage: str
     state: LoadState
     error: str | None = None
+    prompt_style: str = ""
 
 
 @dataclass(frozen=True, slots=True)

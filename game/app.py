@@ -31,6 +31,7 @@ from game.autosave import Autosave, restore
 from game.config import CONFIG_DIR, Settings, load_settings
 from game.dialogue.dialogue import Dialogue
 from game.dialogue.disruptions import Disruptions
+from game.dialogue.facts import matching_facts
 from game.dialogue.line_plan import LinePlanner, load_trigger_words
 from game.dialogue.line_source import LineSource, SourceStatus, TemplateLineSource
 from game.dialogue.memory import MEMORY_FACTS, MEMORY_WINDOW, Memories
@@ -44,7 +45,7 @@ from game.session import Session
 from game.setting_checks import warn_about
 from game.settings import ConfigError
 from game.shutdown import StopRequest
-from game.sim.cast import NpcSpec, load_cast
+from game.sim.cast import Fact, NpcSpec, load_cast
 from game.sim.level import load_level
 from game.sim.ticks import ticks
 from game.sim.world import World
@@ -242,8 +243,20 @@ def build_village(
         memories=memories,
         disruptions=disruptions,
         bubble_log=bubble_log,
+        topic_of=_topics(specs, world.cast.facts),
     )
     return Session(world, dialogue, status)
+
+
+def _topics(specs: Mapping[int, NpcSpec], shared: tuple[Fact, ...]) -> Callable[[int, str], str]:
+    """What a villager remembers being asked about: the topic of the fact that answers."""
+
+    def topic_of(npc_id: int, question: str) -> str:
+        spec = specs.get(npc_id)
+        facts = () if spec is None else matching_facts(question, spec.facts, shared)
+        return facts[0].topic if facts else ""
+
+    return topic_of
 
 
 def _spec(world: World, npc_id: int) -> NpcSpec:
@@ -346,7 +359,8 @@ def _run_headless(village: Session, settings: Settings, options: Options, stop: 
         level=world.level_view(),
         talk_radius=world.talk_radius,
     )
-    state = _wait_ready(village, stop, timeout_s=120.0)
+    state, ready_at = _wait_ready(village, stop, timeout_s=120.0)
+    startup = _startup_figures(options.launched_at, ready_at)
     if state == "degraded":
         source = village.ai
         reason = (
@@ -358,6 +372,13 @@ def _run_headless(village: Session, settings: Settings, options: Options, stop: 
             file=sys.stderr,
         )
     settle_heap()
+    if startup:
+        startup["first_tick_ms"] = _ms_since(options.launched_at)
+        logger.info(
+            "first tick %.0f ms after start (model ready at %.0f ms)",
+            startup["first_tick_ms"],
+            startup.get("model_ready_ms", -1.0),
+        )
     report = run_headless(
         village,
         bot,
@@ -376,6 +397,8 @@ def _run_headless(village: Session, settings: Settings, options: Options, stop: 
         }
     if isinstance(village.autosave, Autosave):
         report["save"] = village.autosave.report()
+    if startup:
+        report["startup"] = startup
     report = {
         "scenario": headless.scenario,
         "seed": settings.game.world.seed,
@@ -405,13 +428,35 @@ def _run_headless(village: Session, settings: Settings, options: Options, stop: 
     return 0
 
 
-def _wait_ready(village: Session, stop: StopRequest, timeout_s: float) -> str:
-    """Wait for the model and its warm-up in short slices, so a stop signal is seen."""
+def _wait_ready(village: Session, stop: StopRequest, timeout_s: float) -> tuple[str, float | None]:
+    """Wait for the model and its warm-up in short slices, so a stop signal is seen.
+
+    Returns the state and the ``perf_counter`` time the model was first seen loaded.
+    """
     end = time.monotonic() + timeout_s
     state = "loading"
+    ready_at = None
     while state in ("loading", "warming") and not stop.requested and time.monotonic() < end:
         state = village.ai.wait_ready(timeout_s=0.05)
-    return state
+        if ready_at is None and state != "loading":
+            ready_at = time.perf_counter()
+    return state, ready_at
+
+
+def _ms_since(start: float | None, at: float | None = None) -> float:
+    if start is None:
+        return -1.0
+    return round(((time.perf_counter() if at is None else at) - start) * 1000.0, 1)
+
+
+def _startup_figures(launched_at: float | None, ready_at: float | None) -> dict[str, float]:
+    """Milliseconds from launch to the loaded model; {} when the launch time is unknown."""
+    if launched_at is None:
+        return {}
+    figures = {}
+    if ready_at is not None:
+        figures["model_ready_ms"] = _ms_since(launched_at, ready_at)
+    return figures
 
 
 def _run_window(village: Session, settings: Settings, options: Options, stop: StopRequest) -> int:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from ai.config import AiConfig
+from game.assets import ASSETS_DIR
 from game.settings import ConfigError, apply_override, build, read_toml
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+#: ``ai.model.adapter = "village"`` names the adapter shipped with the game.
+VILLAGE_ADAPTER = "village"
+VILLAGE_ADAPTER_PATH = ASSETS_DIR / "models" / "village-lora.gguf"
 
 AiMode = Literal["async", "sync", "off"]
 Scenario = Literal["village", "ambush", "crowd"]
@@ -144,7 +148,10 @@ def load_settings(config_dir: Path = CONFIG_DIR, overrides: tuple[str, ...] = ()
                 f"--set {assignment!r}: must start with 'game.' or 'ai.', e.g. game.world.seed=3"
             )
         apply_override(tables[head], rest)
+    ai = build(AiConfig, tables["ai"], source=str(config_dir / "ai.toml"))
+    if ai.model.adapter == VILLAGE_ADAPTER:
+        ai = replace(ai, model=replace(ai.model, adapter=str(VILLAGE_ADAPTER_PATH)))
     return Settings(
         game=build(GameConfig, tables["game"], source=str(config_dir / "game.toml")),
-        ai=build(AiConfig, tables["ai"], source=str(config_dir / "ai.toml")),
+        ai=ai,
     )

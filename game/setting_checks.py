@@ -58,6 +58,12 @@ def setting_warnings(
                 f"model's {'caches' if caches > 1 else 'cache'} (estimate for the packaged "
                 f"model), but only {memory / 2**20:.0f} MB of memory is free"
             )
+    if model.adapter and settings.ai.remote.enabled and settings.ai.remote.api == "completion":
+        warnings.append(
+            "ai.remote is enabled beside the village adapter: with the adapter loaded, "
+            "prompts take the compact form it was trained on, which a base model on the "
+            'server reads poorly; set ai.model.adapter = "" to send it few-shot prompts'
+        )
     return warnings
 
 

@@ -32,6 +32,11 @@ logger = logging.getLogger(__name__)
 _LATENCY_WINDOW = 4096
 
 
+def with_article(noun: str) -> str:
+    """ "a crate", "an apple"."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
 class Dialogue:
     """The game side of speech: asks go out through one ``LineSource``, lines come back.
 
@@ -54,6 +59,7 @@ class Dialogue:
         disruptions: Disruptions | None = None,
         bubble_log: IO[str] | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        topic_of: Callable[[int, str], str] | None = None,
     ) -> None:
         self.source = source
         self.board = BubbleBoard()
@@ -65,6 +71,7 @@ class Dialogue:
         self._player_text_max_chars = player_text_max_chars
         self._log = bubble_log
         self._clock = clock
+        self._topic_of = topic_of
         self.asked: Counter[str] = Counter()
         self.shown: Counter[str] = Counter()
         self.latency_ticks: dict[str, deque[int]] = {}
@@ -80,7 +87,8 @@ class Dialogue:
             if isinstance(event, SpeechWanted):
                 self.ask(LineAsk(tick, event.npc_id, event.trigger, event.listener_id, event.refs))
             elif isinstance(event, PropHitNpc) and event.thrown_by_player:
-                self.memories.of(event.npc_id).add_fact("the traveller threw something at them")
+                thrown = with_article(event.prop_kind) if event.prop_kind else "something"
+                self.memories.of(event.npc_id).add_fact(f"the traveller threw {thrown} at them")
             elif isinstance(event, PlayerBumpedNpc):
                 self.memories.of(event.npc_id).add_fact("the traveller bumped into them")
             elif isinstance(event, ErrandCompleted):
@@ -147,12 +155,16 @@ class Dialogue:
         self.shown[ready.origin] += 1
         latency = self.latency_ticks.setdefault(ask.trigger.value, deque(maxlen=_LATENCY_WINDOW))
         latency.append(tick - ask.tick)
-        self.memories.of(ask.npc_id).record_shown(self._names.get(ask.npc_id, "?"), ready.text)
+        memory = self.memories.of(ask.npc_id)
+        memory.record_shown(self._names.get(ask.npc_id, "?"), ready.text)
         logger.debug("tick %d: npc %d says %r (%s)", tick, ask.npc_id, ready.text, ready.origin)
         if self._log is not None:
             record = {
                 "tick": tick,
                 "npc_id": ask.npc_id,
+                "name": self._names.get(ask.npc_id, "?"),
+                "listener": None if ask.listener_id is None else self._names.get(ask.listener_id),
+                "remembers": list(memory.facts),
                 "trigger": ask.trigger.value,
                 "asked_tick": ask.tick,
                 "origin": ready.origin,
@@ -163,6 +175,12 @@ class Dialogue:
                 "live": ready.live,
             }
             self._log.write(json.dumps(record) + "\n")
+        if ask.trigger is Trigger.CHAT and ask.player_text and self._topic_of is not None:
+            # Remembered once the reply is on screen, so the reply's own prompt (read ahead
+            # while the player typed) is the one that was sent.
+            topic = self._topic_of(ask.npc_id, ask.player_text)
+            if topic:
+                memory.add_fact(f"the traveller asked them about {topic}")
 
     def bubbles(self, tick: int) -> tuple[BubbleView, ...]:
         """What the renderer should draw now."""

@@ -25,7 +25,7 @@ from ai.selection import words
 from game.assets import AssetError, asset_path
 from game.dialogue.facts import matching_facts, question_words
 from game.dialogue.memory import Memory
-from game.dialogue.persona_prompt import Persona, build_prompt
+from game.dialogue.persona_prompt import Persona, PromptStyle, build_prompt
 from game.dialogue.templates import fill
 from game.sim.cast import Fact
 from game.sim.events import Trigger
@@ -45,6 +45,10 @@ _CHAT_REDRAWS = 2
 # A reply that should pass on a fact does best sampled close to the likeliest words.
 _CHAT_TEMPERATURE = 0.3
 _REACTION_DRAWS = 3
+# The village adapter's barks: a second draw only when the first fails a check, sampled
+# cooler than the base model's (its first guess is already in the villager's voice).
+_VILLAGE_DRAWS = 2
+_VILLAGE_TEMPERATURE = 0.5
 
 
 # Everything else is reactive. A farewell to someone already walking off matters less
@@ -105,10 +109,17 @@ class LineAskParts:
     subject: str = ""
     errand: str = ""
     player_text: str = ""
+    attitude: str = ""
+    errand_state: str = ""
 
 
 class LinePlanner:
-    """Builds the prompt and the candidate plan of each line; see the module docstring."""
+    """Builds the prompt and the candidate plan of each line; see the module docstring.
+
+    ``style`` starts as "fewshot" and becomes "village" once the model has loaded with the
+    village adapter (:meth:`use_style`): the tuned model needs neither the shared context
+    nor openers.
+    """
 
     def __init__(
         self,
@@ -134,6 +145,18 @@ class LinePlanner:
             )
         )
         self._turns: dict[tuple[int, Trigger], int] = {}
+        self.style: PromptStyle = "fewshot"
+
+    @property
+    def context(self) -> str:
+        """The shared prompt prefix of the current style ("" for the village style)."""
+        return self._context if self.style == "fewshot" else ""
+
+    def use_style(self, style: PromptStyle) -> None:
+        """Build every later prompt in ``style``."""
+        if style != self.style:
+            logger.info("prompts in the %s style", style)
+        self.style = style
 
     def build(self, ask: LineAskParts, memory: Memory) -> tuple[PromptSpec, CandidatePlan]:
         """The prompt and the candidate plan for one line."""
@@ -141,7 +164,7 @@ class LinePlanner:
         chat = ask.trigger is Trigger.CHAT
         known = matching_facts(ask.player_text, speaker.facts, self._shared_facts) if chat else ()
         prompt = build_prompt(
-            self._context,
+            self.context,
             speaker,
             ask.trigger,
             ask.listener,
@@ -150,6 +173,9 @@ class LinePlanner:
             errand=ask.errand,
             player_text=ask.player_text,
             known=known,
+            style=self.style,
+            attitude=ask.attitude,
+            errand_state=ask.errand_state,
         )
         return prompt, self._plan(ask, speaker, memory, known)
 
@@ -171,7 +197,8 @@ class LinePlanner:
             remembered=memory.recent_lines,
             player_text=ask.player_text,
         )
-        openers = () if ask.trigger is Trigger.CHAT else self._openers(ask, speaker, memory)
+        chat = ask.trigger is Trigger.CHAT
+        openers = () if chat or self.style == "village" else self._openers(ask, speaker, memory)
         if ask.priority is Priority.PLAYER_CHAT:
             return CandidatePlan(
                 criteria,
@@ -181,6 +208,14 @@ class LinePlanner:
                 False,
                 _BUDGET_S[ask.priority],
                 _CHAT_TEMPERATURE,
+            )
+        if self.style == "village":
+            # The tuned model's first line that passes the checks is shown: best-of-three
+            # and the contrastive score cost the worker three times the time and, in
+            # village runs, late greetings, for lines a reader did not prefer.
+            budget = _BUDGET_S[ask.priority]
+            return CandidatePlan(
+                criteria, (), _VILLAGE_DRAWS, "first_pass", False, budget, _VILLAGE_TEMPERATURE
             )
         if ask.priority is Priority.REACTIVE or ask.trigger is Trigger.FAREWELL:
             count = min(self._count, _REACTION_DRAWS)

@@ -106,6 +106,7 @@ class ModelLineSource:
         self.chats = ChatStreams(runtime, self.records, self.checker, self._out.append)
         self._voices: dict[tuple[int, Trigger], int] = {}
         self._warmed = False
+        self.serving_from_tick: int | None = None
         self.template_while_loading = 0
         self.lines_by_tier: Counter[str] = Counter()
 
@@ -153,6 +154,9 @@ class ModelLineSource:
         if self._ready():
             if not self._warmed:
                 self._warm_up(tick)
+            elif self.serving_from_tick is None and not self.runtime.warming:
+                self.serving_from_tick = tick
+                logger.info("model lines from tick %d", tick)
             if self._pacing.predicts and tick % _PREDICT_EVERY == 0:
                 self.greetings.predict(tick)
         self.greetings.drop_outdated(tick)
@@ -184,12 +188,16 @@ class ModelLineSource:
         return self._voices[key] > _MODEL_VOICES_PER_EVENT
 
     def _warm_up(self, tick: int) -> None:
-        """Put the shared prompt prefix into the model's cache before anyone needs it.
+        """Choose the prompt style the model was tuned for, and warm the model's cache.
 
-        The first prompt pays for reading the whole shared context (over a second on a
-        small CPU); every later one reuses it. Its answer is never shown.
+        With the few-shot style the first prompt pays for reading the whole shared
+        context (seconds on a small CPU) and every later one reuses it; the village
+        style has no shared context, and the warm-up only primes llama.cpp. Its answer
+        is never shown.
         """
         self._warmed = True
+        tuned = self.runtime.load_progress().prompt_style == "village"
+        self._builder.use_style("village" if tuned else "fewshot")
         ask = LineAsk(tick, self.world.npc_ids()[0], Trigger.AMBIENT, None)
         request = self._builder.request(ask)
         self.runtime.warm(replace(request, signature="warm-up", max_tokens=1, plan=None))

@@ -9,12 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ai import Exchange, PromptSpec
 from game.dialogue.memory import Memory
 from game.dialogue.templates import fill
 from game.sim.cast import Fact
 from game.sim.events import Trigger
+
+#: "fewshot" prompts any base model with the shared context and example lines;
+#: "village" is the compact prompt the village adapter was trained on: no shared context,
+#: the situation and what the villager knows as short notes.
+PromptStyle = Literal["fewshot", "village"]
+
+#: How a villager may feel about the listener (the corpus uses the same words).
+ATTITUDES = ("friendly", "wary", "cross")
+#: Where a villager's own errand stands, as prompts name it ("" before it is asked).
+ERRAND_STATES = ("asked", "done")
 
 _PREAMBLE = (
     "Lines spoken by villagers in Millbrook, a small farming village. "
@@ -82,29 +93,37 @@ def shared_context(cast: Sequence[Persona]) -> str:
 
 
 def situation(trigger: Trigger, listener: str, subject: str = "", errand: str = "") -> str:
-    """A few words on what just happened, for the line's ``Name (situation):`` slot."""
+    """A few words on what just happened, for the line's ``Name (situation):`` slot.
+
+    ``listener`` is "traveller" or a villager's label ("Odo the farmer").
+    """
     errand = errand[:1].lower() + errand[1:]
+    who = _who(listener)
     match trigger:
         case Trigger.GREET:
-            return f"the {listener} walks up"
+            return f"{who} walks up"
         case Trigger.FAREWELL:
-            return f"the {listener} walks away"
+            return f"{who} walks away"
         case Trigger.HIT:
             return f"hit by a {subject or 'flying object'}"
         case Trigger.NEAR_MISS:
             return f"a {subject or 'barrel'} lands close by"
         case Trigger.BUMPED:
-            return f"bumped by the {listener}"
+            return f"bumped by {who}"
         case Trigger.TOPPLED:
             return "the crate stack topples over"
         case Trigger.ERRAND_OFFER:
-            return f"asking the {listener} to {errand or 'help out'}"
+            return f"asking {who} to {errand or 'help out'}"
         case Trigger.ERRAND_DONE:
-            return f"the {listener} finished the errand: {errand or 'the job'}"
+            return f"{who} finished the errand: {errand or 'the job'}"
         case Trigger.AMBIENT:
-            return f"chatting with {listener}"
+            return f"chatting with {who}"
         case Trigger.CHAT:
-            return f"replying to the {listener}"
+            return f"replying to {who}"
+
+
+def _who(listener: str) -> str:
+    return "the traveller" if listener == "traveller" else listener
 
 
 def _known_lines(speaker: Persona, known: Sequence[Fact]) -> tuple[Exchange, ...]:
@@ -122,22 +141,51 @@ def build_prompt(
     errand: str = "",
     player_text: str = "",
     known: Sequence[Fact] = (),
+    style: PromptStyle = "fewshot",
+    attitude: str = "",
+    errand_state: str = "",
 ) -> PromptSpec:
     """One request's prompt. Only CHAT carries the conversation, to keep barks short.
 
     ``known`` are the facts that answer the player's question; a chat also carries the
-    summary of exchanges older than the memory's window.
+    summary of exchanges older than the memory's window. The "village" style drops the
+    shared context and says the villager's attitude, errand and facts as notes.
     """
     chat = trigger is Trigger.CHAT
     notes = [f"{speaker.name} remembers: {fact}." for fact in memory.facts]
     if chat and memory.summary:
         notes.append(memory.summary)
+    history = memory.exchanges if chat else ()
+    if style == "village":
+        notes[:0] = _village_notes(speaker, listener, attitude, errand_state)
+        notes.extend(f"{speaker.name} knows: {fact.text}" for fact in known)
+        return PromptSpec(
+            context="",
+            speaker=speaker.label,
+            situation=situation(trigger, listener, subject, errand),
+            notes=tuple(notes),
+            history=history,
+            player_text=player_text,
+            conversation=chat,
+        )
     return PromptSpec(
         context=context,
         speaker=speaker.label,
         situation=situation(trigger, listener, subject, errand),
         notes=tuple(notes),
-        history=(*memory.exchanges, *_known_lines(speaker, known)) if chat else (),
+        history=(*history, *_known_lines(speaker, known)) if chat else (),
         player_text=player_text,
         conversation=chat,
     )
+
+
+def _village_notes(speaker: Persona, listener: str, attitude: str, errand_state: str) -> list[str]:
+    """How the villager feels and where their errand stands, for the village style."""
+    notes = []
+    if attitude:
+        notes.append(f"{speaker.name} feels {attitude} towards {_who(listener)}.")
+    if errand_state == "asked":
+        notes.append(f"{speaker.name} has asked the traveller for help; it is not done yet.")
+    elif errand_state == "done":
+        notes.append(f"The traveller already did {speaker.name}'s errand.")
+    return notes

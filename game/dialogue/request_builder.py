@@ -13,7 +13,7 @@ from ai import LineRequest, Priority, SchedulerConfig
 from game.dialogue.line_plan import LineAskParts, LinePlanner, priority_of
 from game.dialogue.line_source import LineAsk
 from game.dialogue.memory import Memories, Memory
-from game.dialogue.persona_prompt import Persona
+from game.dialogue.persona_prompt import Persona, PromptStyle
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot, RefSnapshot
 from game.sim.events import Trigger
@@ -126,6 +126,7 @@ class RequestBuilder:
             subject,
             errand,
             ask.player_text,
+            errand_state=self._errand_state(ask.npc_id),
         )
         if memory is None:
             memory = self._memories.of(ask.npc_id)
@@ -147,12 +148,23 @@ class RequestBuilder:
             plan=plan,
         )
 
+    def use_style(self, style: PromptStyle) -> None:
+        """Build every later prompt in ``style`` (see :class:`LinePlanner`)."""
+        self._planner.use_style(style)
+
     def listener_name(self, listener_id: int | None) -> str:
         """How a line's listener is named in prompts and templates."""
         if listener_id is None or listener_id == self._player_id:
             return "traveller"
         persona = self.personas.get(listener_id)
         return "a neighbour" if persona is None else persona.label
+
+    def _errand_state(self, giver_id: int) -> str:
+        """Where the villager's own errand stands: "done", "asked" once under way, or ""."""
+        for errand in self.world.errands.errands:
+            if errand.giver_id == giver_id:
+                return "done" if errand.done else "asked" if errand.progress > 0 else ""
+        return ""
 
     def _errand_title(self, giver_id: int) -> str:
         if self._errand_titles is None:  # errands never change giver or title

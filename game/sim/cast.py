@@ -26,10 +26,14 @@ MIN_LINES_PER_TRIGGER = 2
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """Something a villager can tell the player; ``about`` are the words that call for it."""
+    """Something a villager can tell the player; ``about`` are the words that call for it.
+
+    ``topic`` is what a villager remembers the player asked about ("the forge").
+    """
 
     about: tuple[str, ...]
     text: str
+    topic: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +153,9 @@ def _facts(r: Reader, value: object, where: str) -> tuple[Fact, ...]:
         about = r.items(r.get(table, "about", place), f"{place}.about")
         if not about or not all(isinstance(w, str) and w.strip() for w in about):
             raise r.fail(f"{place}.about", "expected a non-empty list of words")
-        out.append(Fact(tuple(w.strip().lower() for w in about), r.text(table, "text", place)))
+        words = tuple(w.strip().lower() for w in about)
+        topic = r.text(table, "topic", place, default="").strip()
+        out.append(Fact(words, r.text(table, "text", place), topic))
     return tuple(out)
 
 

@@ -34,6 +34,7 @@ class PropHitNpc:
     npc_id: int
     impulse: float
     thrown_by_player: bool
+    prop_kind: str = ""
 
 
 @dataclass(frozen=True, slots=True)

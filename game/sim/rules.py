@@ -92,7 +92,9 @@ class Rules:
             self._last_hit[key] = tick
             prop.hit_npc = True
             events.append(
-                PropHitNpc(tick, prop.id, villager.id, touch.impulse, prop.thrown_by_player)
+                PropHitNpc(
+                    tick, prop.id, villager.id, touch.impulse, prop.thrown_by_player, prop.kind.name
+                )
             )
             source = px if prop.thrown_by_player else prop.body.position.x
             villager.brain.notify(

@@ -90,3 +90,16 @@ def test_context_beyond_free_memory_warns() -> None:
     assert setting_warnings(_settings(n_ctx=16384, conversation_cache=False), 2, tight) == []
     (warning,) = setting_warnings(_settings(n_ctx=16384), cores=2, memory=tight)
     assert "caches" in warning
+
+
+def test_a_remote_base_model_beside_the_adapter_warns() -> None:
+    from dataclasses import replace
+
+    from ai.config import RemoteConfig
+
+    remote = _settings()
+    remote = replace(remote, ai=replace(remote.ai, remote=RemoteConfig(enabled=True)))
+    (warning,) = setting_warnings(remote, cores=2, memory=None)
+    assert 'ai.model.adapter = ""' in warning
+    plain = replace(remote, ai=replace(remote.ai, model=replace(remote.ai.model, adapter="")))
+    assert setting_warnings(plain, cores=2, memory=None) == []

@@ -48,6 +48,11 @@ class NativeLikeBackend:
     def prompt_room(self, prompt: PromptSpec) -> int:
         return 1000
 
+    @property
+    def prompt_style(self) -> str:
+        """No adapter here: any base model's prompts."""
+        return ""
+
     def interrupt(self) -> None:
         self.interrupts += 1
         self._interrupted.set()

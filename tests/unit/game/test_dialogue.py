@@ -112,3 +112,19 @@ def test_player_text_with_nothing_left_asks_nothing() -> None:
     assert dialogue.say(6, 7, 1, " \x00\u200b\t ") == ""
     assert source.asks == []
     assert dialogue.memories.of(7).exchanges == ()
+
+
+def test_a_villager_remembers_what_the_traveller_asked_about_once_the_reply_shows() -> None:
+    from game.app import build_village
+    from game.config import load_settings
+
+    settings = load_settings(overrides=("ai.model.backend=scripted", "game.dialogue.ai_mode=off"))
+    village = build_village(settings)
+    world, dialogue = village.world, village.dialogue
+    baker = next(i for i in world.npc_ids() if world.npc_spec(i).id == "baker")  # type: ignore[union-attr]
+    player = world.player_status().id
+    dialogue.say(0, baker, player, "How much is your bread?")
+    assert dialogue.memories.of(baker).facts == ()
+    for tick in range(1, 5):
+        dialogue.update(tick)
+    assert dialogue.memories.of(baker).facts == ("the traveller asked them about bread",)

@@ -180,3 +180,56 @@ def test_keyword_map_errors_name_the_file(tmp_path: Path) -> None:
     words = load_trigger_words()
     assert words.version >= 1
     assert "ow" in words.of(Trigger.HIT)
+
+
+def _village_planner() -> LinePlanner:
+    cast = load_cast()
+    personas = {
+        i: Persona(s.name, s.role, s.persona, s.lines, s.openers, s.facts)
+        for i, s in enumerate(cast.npcs, start=1)
+    }
+    planner = LinePlanner(
+        shared_context(list(personas.values())),
+        personas,
+        load_trigger_words(),
+        GenerationConfig(candidates=3),
+        cast.facts,
+    )
+    planner.use_style("village")
+    return planner
+
+
+def test_the_village_style_drops_the_shared_context_and_the_openers() -> None:
+    planner = _village_planner()
+    memory = Memory()
+    memory.add_fact("the traveller threw a crate at them")
+    ask = LineAskParts(
+        1, Trigger.HIT, Priority.REACTIVE, subject="barrel", attitude="cross", errand_state="asked"
+    )
+    prompt, plan = planner.build(ask, memory)
+    assert prompt.context == ""
+    assert plan.openers == ()
+    assert prompt.situation == "hit by a barrel"
+    assert prompt.notes == (
+        "Marta feels cross towards the traveller.",
+        "Marta has asked the traveller for help; it is not done yet.",
+        "Marta remembers: the traveller threw a crate at them.",
+    )
+
+
+def test_the_village_style_says_what_the_villager_knows_as_a_note() -> None:
+    planner = _village_planner()
+    memory = Memory()
+    memory.record_shown("Player", "What do you sell?")
+    ask = LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="What do you sell?")
+    prompt, _ = planner.build(ask, memory)
+    assert prompt.notes == ("Marta knows: I sell rye bread and honey cake; a loaf is two coppers.",)
+    # The facts are notes, not lines of the conversation as in the few-shot style.
+    assert all("knows" not in turn.speaker for turn in prompt.history)
+
+
+def test_a_villager_listener_is_named_once() -> None:
+    planner = _village_planner()
+    ask = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE, listener="Odo the farmer")
+    prompt, _ = planner.build(ask, Memory())
+    assert prompt.situation == "Odo the farmer walks up"
