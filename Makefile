@@ -9,7 +9,7 @@ STAMP := $(VENV)/.zerostall-installed
 ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: play test lint bench bench-all setup model clean
+.PHONY: play test lint bench bench-all train setup model clean
 
 play: setup
 	$(PY) -m game $(ARGS)
@@ -39,6 +39,19 @@ bench-all: setup
 	$(BENCH_ENV) $(PY) tools/profile_gil.py --out bench/gil.json
 	$(PY) tools/bench_readme.py
 
+# The village adapter (assets/models/village-lora.gguf), trained from the corpus in
+# assets/dialogue/corpus: about 35 minutes on 2 cores. Its packages (torch among them)
+# go into a virtual environment of their own, so play and test never need them.
+TRAIN_VENV := .venv-train
+TRAIN_STAMP := $(TRAIN_VENV)/.zerostall-train-installed
+train: $(TRAIN_STAMP) model
+	$(TRAIN_VENV)/bin/python tools/train/train_village_model.py $(ARGS)
+
+$(TRAIN_STAMP): pyproject.toml
+	@test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet -e '.[train]'
+	@touch $@
+
 setup: $(STAMP) model
 
 $(STAMP): pyproject.toml
@@ -51,4 +64,4 @@ model: $(STAMP)
 	@$(PY) -m ai.model
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TRAIN_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

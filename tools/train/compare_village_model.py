@@ -1,0 +1,299 @@
+"""The village adapter against the base model, in real headless village games, interleaved.
+
+Each round runs the same games twice, once with the adapter (``ai.model.adapter =
+"village"``) and once without (few-shot base prompts), alternating so that machine
+noise hits both alike. Paced at 60 Hz, like a player's game. From the bubble logs and
+reports it writes ``bench/village_model.json``:
+
+- where shown lines came from (model, prepared, template, fallback);
+- bark time to first token, tokens/s, queue wait, greetings within one tick, warm-up;
+- model lines that copy a corpus or template line word for word, and lines that use a
+  detail no template of that villager and trigger has (a prop, a name, a memory);
+- the same line twice in a row from one villager.
+
+``--pairs N`` also writes N blind pairs, each an adapter line from these games against
+the same villager's template line for the same trigger, in random order, without the
+key (``bench/village_pairs.txt``; the key is ``bench/village_pairs_key.json``).
+
+    python tools/train/compare_village_model.py --seeds 7,11,23 --ticks 7200 --pairs 60
+    python tools/train/compare_village_model.py --score bench/village_pairs_answers.txt
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from game.dialogue.corpus import load_corpus  # noqa: E402
+from game.dialogue.templates import fill  # noqa: E402
+from game.sim.cast import Cast, load_cast  # noqa: E402
+
+ARMS = {"adapter": (), "base": ("--set", 'ai.model.adapter=""')}
+PROPS = ("crate", "barrel", "apple", "ball")
+_WORD = re.compile(r"[a-z']+")
+_SITUATION = {
+    "greet": "the traveller walks up",
+    "farewell": "the traveller walks away",
+    "hit": "hit by something the traveller threw",
+    "near_miss": "something lands close by",
+    "bumped": "bumped into",
+    "toppled": "the crate stack topples over",
+    "errand_offer": "asking the traveller to do their errand",
+    "errand_done": "the traveller just finished their errand",
+    "ambient": "small talk",
+    "chat": "answering the traveller",
+}
+
+
+def machine_header() -> dict[str, Any]:
+    """Which machine, code and load the figures come from."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    return {
+        "version": 1,
+        "commit": commit,
+        "cores": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _norm(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
+
+
+def run_game(arm: str, seed: int, ticks: int, workdir: Path) -> dict[str, Any]:
+    """One paced headless village game; its report and bubbles."""
+    tag = f"{arm}-{seed}-{ticks}"
+    log, report = workdir / f"{tag}.jsonl", workdir / f"{tag}.json"
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    command = [sys.executable, "-m", "game", "--headless", "--scenario", "village", "--new",
+               "--seed", str(seed), "--ticks", str(ticks), "--bubble-log", str(log),
+               "--report", str(report), *ARMS[arm]]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{tag}: the game exited with {done.returncode}\n{done.stderr[-2000:]}")
+    bubbles = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return {"arm": arm, "seed": seed, "report": json.loads(report.read_text()), "bubbles": bubbles}
+
+
+class LineJudge:
+    """What the written lines of the village are, to tell copies and new details."""
+
+    def __init__(self, cast: Cast) -> None:
+        self.templates: dict[tuple[str, str], list[str]] = {}
+        names = [spec.name for spec in cast.npcs]
+        for spec in cast.npcs:
+            for trigger, lines in spec.lines.items():
+                filled = [fill(line, name=spec.name, listener="traveller") for line in lines]
+                self.templates[(spec.name, trigger.value)] = filled
+        self.written = {_norm(line) for lines in self.templates.values() for line in lines}
+        self.written |= {_norm(record.line) for record in load_corpus(cast)}
+        self.details = set(PROPS) | {"apples", "crates", "barrels", "balls"}
+        self.details |= {w for name in names for w in _words(name) if w != "old"}
+
+    def copied(self, text: str) -> bool:
+        """Word for word a template or corpus line."""
+        return _norm(text) in self.written
+
+    def new_detail(self, bubble: dict[str, Any]) -> bool:
+        """Whether the line names a prop, a villager or a remembered event that none of
+        this villager's template lines for the trigger has."""
+        said = _words(bubble["text"])
+        template_words: set[str] = set()
+        for line in self.templates.get((bubble["name"], bubble["trigger"]), []):
+            template_words |= _words(line)
+        remembered = {
+            w for fact in bubble.get("remembers", []) for w in _words(fact) if len(w) > 4
+        } - {"traveller", "their", "about"}
+        return bool((said & (self.details | remembered)) - template_words)
+
+
+def arm_figures(games: list[dict[str, Any]], judge: LineJudge) -> dict[str, Any]:
+    """The figures of one arm over its games."""
+    bubbles = [b for game in games for b in game["bubbles"]]
+    model = [b for b in bubbles if b["origin"] in ("model", "prepared")]
+    reports = [game["report"] for game in games]
+    repeats = 0
+    last: dict[str, str] = {}
+    for bubble in bubbles:
+        if last.get(bubble["name"]) == bubble["text"]:
+            repeats += 1
+        last[bubble["name"]] = bubble["text"]
+
+    def per_game(path: str) -> list[Any]:
+        out = []
+        for report in reports:
+            value: Any = report
+            for key in path.split("."):
+                value = value.get(key, {}) if isinstance(value, dict) else {}
+            out.append(value)
+        return out
+
+    startups = [r.get("startup", {}) for r in reports]
+    return {
+        "games": len(games),
+        "bubbles": len(bubbles),
+        "by_origin": dict(Counter(b["origin"] for b in bubbles)),
+        "model_share": round(len(model) / max(1, len(bubbles)), 3),
+        "copied": sum(judge.copied(b["text"]) for b in model),
+        "copied_share": round(sum(judge.copied(b["text"]) for b in model) / max(1, len(model)), 3),
+        "new_detail_share": round(sum(judge.new_detail(b) for b in model) / max(1, len(model)), 3),
+        "same_line_twice_in_a_row": repeats,
+        "ttft_ms_p50": per_game("ai.ttft_ms.p50"),
+        "tokens_per_s_p50": per_game("ai.tokens_per_s.p50"),
+        "queue_wait_ms_p95": per_game("ai.queue_wait_ms.p95"),
+        "greetings_within_1_tick": per_game("ai.greetings_within_1_tick"),
+        "encounters": per_game("ai.encounters"),
+        "fallbacks": per_game("ai.fallbacks"),
+        "tick_ms_p99": per_game("tick_ms.p99"),
+        "warm_up_ms": [
+            round(s["first_tick_ms"] - s["model_ready_ms"], 1)
+            for s in startups
+            if "first_tick_ms" in s and "model_ready_ms" in s
+        ],
+        "first_tick_ms": [s.get("first_tick_ms") for s in startups],
+        "lines": [
+            {"name": b["name"], "trigger": b["trigger"], "text": b["text"], "origin": b["origin"]}
+            for b in model
+        ],
+    }
+
+
+def write_pairs(
+    games: list[dict[str, Any]], judge: LineJudge, count: int, rng: random.Random, out: Path
+) -> None:
+    """Blind pairs: an adapter line against the same villager's template, order shuffled."""
+    bubbles = [
+        b
+        for game in games
+        if game["arm"] == "adapter"
+        for b in game["bubbles"]
+        if b["origin"] in ("model", "prepared") and b["trigger"] != "chat"
+    ]
+    seen: set[str] = set()
+    unique = [b for b in bubbles if not (b["text"] in seen or seen.add(b["text"]))]
+    picked = rng.sample(unique, min(count, len(unique)))
+    text, key = [], []
+    for i, bubble in enumerate(picked, start=1):
+        template = rng.choice(judge.templates[(bubble["name"], bubble["trigger"])])
+        model_first = rng.random() < 0.5
+        a, b = (bubble["text"], template) if model_first else (template, bubble["text"])
+        memory = "; ".join(bubble.get("remembers", [])) or "nothing yet"
+        text.append(
+            f"{i}. {bubble['name']}: {_SITUATION[bubble['trigger']]}"
+            f" (remembers: {memory})\n   A: {a}\n   B: {b}\n"
+        )
+        key.append({"pair": i, "model": "A" if model_first else "B", "trigger": bubble["trigger"]})
+    out.with_suffix(".txt").write_text("\n".join(text))
+    (out.parent / (out.stem + "_key.json")).write_text(json.dumps(key, indent=1) + "\n")
+
+
+def score(answers: Path, key_path: Path) -> dict[str, Any]:
+    """A reader's answers (``<n> <A|B> <rating A> <rating B>`` per line) against the key."""
+    key = {row["pair"]: row for row in json.loads(key_path.read_text())}
+    preferred = 0
+    ratings: dict[str, Counter[str]] = {"model": Counter(), "template": Counter()}
+    for line in answers.read_text().splitlines():
+        parts = line.split()
+        if len(parts) != 4 or not parts[0].isdigit() or int(parts[0]) not in key:
+            continue
+        model_side = key[int(parts[0])]["model"]
+        preferred += parts[1] == model_side
+        model_rating, template_rating = (
+            (parts[2], parts[3]) if model_side == "A" else (parts[3], parts[2])
+        )
+        ratings["model"][model_rating] += 1
+        ratings["template"][template_rating] += 1
+    rated = sum(ratings["model"].values())
+    return {
+        "pairs": rated,
+        "model_preferred": preferred,
+        "model_preferred_share": round(preferred / max(1, rated), 3),
+        "ratings": {side: dict(counts) for side, counts in ratings.items()},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", default="7,11,23")
+    parser.add_argument("--ticks", type=int, default=7200)
+    parser.add_argument("--greet-seed", type=int, default=3, help="the greeting run's seed")
+    parser.add_argument("--greet-ticks", type=int, default=3600)
+    parser.add_argument("--pairs", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "village_model.json")
+    parser.add_argument("--score", type=Path, help="score a reader's answers to the pairs")
+    args = parser.parse_args()
+    if args.score is not None:
+        key = args.out.parent / "village_pairs_key.json"
+        print(json.dumps(score(args.score, key), indent=1))
+        return
+    seeds = [int(s) for s in args.seeds.split(",") if s]
+    judge = LineJudge(load_cast())
+    header = machine_header()
+    began = time.perf_counter()
+    games: list[dict[str, Any]] = []
+    greet: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for seed in seeds:
+            for arm in ARMS:
+                print(f"{arm} seed {seed}: {args.ticks} ticks", flush=True)
+                games.append(run_game(arm, seed, args.ticks, work))
+        for arm in ARMS:
+            print(f"{arm} seed {args.greet_seed}: {args.greet_ticks} ticks", flush=True)
+            greet.append(run_game(arm, args.greet_seed, args.greet_ticks, work))
+    result: dict[str, Any] = {
+        **header,
+        "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
+        "seeds": seeds,
+        "ticks": args.ticks,
+        "wall_s": round(time.perf_counter() - began, 1),
+        "arms": {arm: arm_figures([g for g in games if g["arm"] == arm], judge) for arm in ARMS},
+        "greetings": {
+            g["arm"]: {
+                "seed": args.greet_seed,
+                "ticks": args.greet_ticks,
+                "encounters": g["report"]["ai"].get("encounters", 0),
+                "within_1_tick": g["report"]["ai"].get("greetings_within_1_tick", 0),
+                "encounter_latency_ticks": g["report"]["ai"].get("encounter_latency_ticks"),
+            }
+            for g in greet
+        },
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    if args.pairs:
+        write_pairs(games, judge, args.pairs, random.Random(5), args.out.parent / "village_pairs")
+    for arm, figures in result["arms"].items():
+        print(
+            f"{arm}: {figures['bubbles']} bubbles, model share {figures['model_share']}, "
+            f"copied {figures['copied_share']}, new detail {figures['new_detail_share']}, "
+            f"ttft p50 {figures['ttft_ms_p50']}, greet {result['greetings'][arm]}"
+        )
+
+
+if __name__ == "__main__":
+    main()
