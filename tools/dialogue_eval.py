@@ -10,6 +10,7 @@ with 0, 3 and 6 exchanges of history give the time to first token.
     python tools/dialogue_eval.py                      # every situation; bench/dialogue.json
     python tools/dialogue_eval.py --slice 20           # about 20 situations, a few chats
     python tools/dialogue_eval.py --ab generation.candidates=1,3
+    python tools/dialogue_eval.py --ab 'model.adapter=village,""'   # the adapter against none
     python tools/dialogue_eval.py --pairs 60           # also blind pairs and their key
     python tools/dialogue_eval.py --score-answers bench/dialogue_answers.txt
 
@@ -179,8 +180,11 @@ class Harness:
             end = time.monotonic() + 120
             while arm.runtime.load_progress().state == "loading" and time.monotonic() < end:
                 time.sleep(0.05)
-            if arm.runtime.load_progress().state != "ready":
-                raise SystemExit(f"dialogue_eval: model not ready ({arm.runtime.load_progress()})")
+            progress = arm.runtime.load_progress()
+            if progress.state != "ready":
+                raise SystemExit(f"dialogue_eval: model not ready ({progress})")
+            # As the game does: the style the loaded model was tuned for.
+            arm.planner.use_style("village" if progress.prompt_style == "village" else "fewshot")
             self._ask(arm, LineAskParts(1, Trigger.AMBIENT, priority_of(Trigger.AMBIENT)))
 
     def close(self) -> None:
@@ -298,6 +302,34 @@ class Harness:
         return record
 
 
+# Words with which a villager would step out of the village: talk of being a program.
+_OUT_OF_CHARACTER = frozenset(
+    [
+        "ai",
+        "assistant",
+        "chatbot",
+        "model",
+        "prompt",
+        "prompts",
+        "instructions",
+        "program",
+        "language",
+        "bot",
+    ]
+)
+
+
+def _in_character(chat: dict[str, Any]) -> bool:
+    """A model answer that stays in the village: not empty, no echo, no talk of programs."""
+    text = chat["text"]
+    return (
+        chat["origin"] == "model"
+        and bool(text.strip())
+        and not chat.get("echo")
+        and not (_words(text) & _OUT_OF_CHARACTER)
+    )
+
+
 def _opener_of(text: str, openers: tuple[str, ...]) -> str:
     return next((o for o in openers if text.startswith(o)), "")
 
@@ -381,7 +413,9 @@ def _report(
 ) -> dict[str, Any]:
     arms: dict[str, Any] = {}
     for arm in harness.arms:
-        plain = [c for c in arm.chats if c["history_exchanges"] == 0 and not c["read_ahead"]]
+        every = [c for c in arm.chats if c["history_exchanges"] == 0 and not c["read_ahead"]]
+        plain = [c for c in every if c.get("expect")]
+        open_ended = [c for c in every if not c.get("expect")]
         reactions = [r for r in arm.records if r["priority"] == "reactive"]
         arms[arm.label] = {
             "lines": summarize_lines(arm.records),
@@ -390,6 +424,10 @@ def _report(
                 "has_fact": round(sum(c["has_fact"] for c in plain) / max(1, len(plain)), 3),
                 "echo": round(sum(bool(c["echo"]) for c in plain) / max(1, len(plain)), 3),
                 "fallbacks": sum(1 for c in plain if c["origin"] != "model"),
+                "off_topic_and_hostile": len(open_ended),
+                "in_character": round(
+                    sum(_in_character(c) for c in open_ended) / max(1, len(open_ended)), 3
+                ),
             },
             "timing": {
                 "reactions": timing(reactions),
@@ -494,9 +532,9 @@ def markdown(report: dict[str, Any]) -> str:
     out = [
         "| setting | model lines | mentions trigger | after opener | names speaker/absent "
         "| copies example | echo | exact repeats | near repeats | labels | words p50/p95 "
-        "| chat fact | chat TTFT p50 (0/3/6 exchanges) | read ahead while typing "
+        "| chat fact | in character | chat TTFT p50 (0/3/6 exchanges) | read ahead while typing "
         "| fallbacks |",
-        "| " + " | ".join(["---"] * 15) + " |",
+        "| " + " | ".join(["---"] * 16) + " |",
     ]
     for label, arm in report["arms"].items():
         lines, chat, time_ = arm["lines"], arm["chat"], arm["timing"]
@@ -513,7 +551,8 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {_p(lines['self_name'])} / {_p(lines['absent_name'])} | {_p(lines['copy'])} "
             f"| {_p(lines['echo'])} | {_p(lines['exact_repeat'])} | {_p(lines['near_repeat'])} "
             f"| {_p(lines['label'])} | {lines['words_p50']}/{lines['words_p95']} "
-            f"| {_p(chat['has_fact'])} | {ttft} ms | {ahead} ms | {lines['fallbacks']} |"
+            f"| {_p(chat['has_fact'])} | {_p(chat['in_character'])} | {ttft} ms | {ahead} ms "
+            f"| {lines['fallbacks']} |"
         )
     first = next(iter(report["arms"].values()))
     out += ["", "| trigger | lines | mentions | after opener |", "| --- | --- | --- | --- |"]
