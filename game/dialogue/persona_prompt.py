@@ -22,6 +22,8 @@ from game.sim.events import Trigger
 #: the situation and what the villager knows as short notes.
 PromptStyle = Literal["fewshot", "village"]
 
+#: The most recent memories a village-style prompt carries (as many as the corpus has).
+VILLAGE_MEMORIES = 2
 #: How a villager may feel about the listener (the corpus uses the same words).
 ATTITUDES = ("friendly", "wary", "cross")
 #: Where a villager's own errand stands, as prompts name it ("" before it is asked).
@@ -157,6 +159,8 @@ def build_prompt(
         notes.append(memory.summary)
     history = memory.exchanges if chat else ()
     if style == "village":
+        # The adapter was trained on at most two memories a line; more confuse it.
+        del notes[: max(0, len(memory.facts) - VILLAGE_MEMORIES)]
         notes[:0] = _village_notes(speaker, listener, attitude, errand_state)
         notes.extend(f"{speaker.name} knows: {fact.text}" for fact in known)
         return PromptSpec(

@@ -233,3 +233,16 @@ def test_a_villager_listener_is_named_once() -> None:
     ask = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE, listener="Odo the farmer")
     prompt, _ = planner.build(ask, Memory())
     assert prompt.situation == "Odo the farmer walks up"
+
+
+def test_the_village_style_keeps_the_two_latest_memories() -> None:
+    planner = _village_planner()
+    memory = Memory()
+    for fact in ("the traveller bumped into them", "the traveller threw a ball at them",
+                 "the traveller threw an apple at them"):  # fmt: skip
+        memory.add_fact(fact)
+    prompt, _ = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
+    assert prompt.notes == (
+        "Marta remembers: the traveller threw a ball at them.",
+        "Marta remembers: the traveller threw an apple at them.",
+    )
