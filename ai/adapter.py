@@ -8,10 +8,11 @@ one sentence for the player, and the model runs without it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from ai.model import sha256_file
 
 MANIFEST_VERSION = 1
 _HEX = frozenset("0123456789abcdef")
@@ -58,15 +59,6 @@ def read_manifest(adapter: Path) -> AdapterManifest:
     return AdapterManifest(fields["adapter_sha256"], fields["base_sha256"], style)
 
 
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def check_adapter(adapter: Path, base_sha256: str) -> AdapterManifest:
     """Check ``adapter`` against its manifest and the base model's hash.
 
@@ -77,7 +69,7 @@ def check_adapter(adapter: Path, base_sha256: str) -> AdapterManifest:
         raise AdapterRefusedError(f"{adapter} is missing")
     manifest = read_manifest(adapter)
     try:
-        actual = file_sha256(adapter)
+        actual = sha256_file(adapter)
     except OSError as exc:
         raise AdapterRefusedError(f"{adapter.name} cannot be read: {exc}") from None
     if actual != manifest.adapter_sha256:

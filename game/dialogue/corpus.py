@@ -26,6 +26,7 @@ from game.dialogue.memory import PLAYER_SPEAKER, Memory
 from game.dialogue.persona_prompt import ATTITUDES, ERRAND_STATES, Persona, build_prompt
 from game.sim.cast import Cast, Fact
 from game.sim.events import Trigger
+from game.sim.level import Level
 
 CORPUS_DIR = "dialogue/corpus"
 PROPS = ("crate", "barrel", "apple", "ball")
@@ -219,15 +220,15 @@ class CorpusWorld:
     facts: Mapping[str, Fact]
 
 
-def corpus_world(cast: Cast, errand_titles: Mapping[str, str]) -> CorpusWorld:
-    """The personas of ``cast`` and every fact by its text."""
+def corpus_world(cast: Cast, level: Level) -> CorpusWorld:
+    """The personas of ``cast``, the titles of ``level``'s errands and every fact by its text."""
     personas = {
         spec.id: Persona(spec.name, spec.role, spec.persona, spec.lines, spec.openers, spec.facts)
         for spec in cast.npcs
     }
     facts = {fact.text: fact for spec in cast.npcs for fact in spec.facts}
     facts.update({fact.text: fact for fact in cast.facts})
-    return CorpusWorld(personas, dict(errand_titles), facts)
+    return CorpusWorld(personas, {e.giver: e.title for e in level.errands}, facts)
 
 
 def record_prompt(record: CorpusRecord, world: CorpusWorld) -> str:

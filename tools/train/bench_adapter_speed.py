@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "adapter_speed.json")
     args = parser.parse_args()
     cast = load_cast()
-    world = corpus_world(cast, {e.giver: e.title for e in load_level().errands})
+    world = corpus_world(cast, load_level())
     _, held = split(load_corpus(cast))
     barks = [r for r in held if r.trigger is not Trigger.CHAT][: args.prompts]
     specs = [record_spec(record, world) for record in barks]

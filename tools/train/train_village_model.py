@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ai.config import ModelConfig  # noqa: E402
-from ai.model import prepare_packaged_model  # noqa: E402
+from ai.model import prepare_packaged_model, sha256_file  # noqa: E402
 from game.assets import ASSETS_DIR  # noqa: E402
 from game.dialogue.corpus import (  # noqa: E402
     CorpusRecord,
@@ -83,14 +83,6 @@ class Example:
 
     prompt: list[int]
     target: list[int]
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def corpus_sha256(folder: Path) -> str:
@@ -220,7 +212,7 @@ def train(args: argparse.Namespace) -> dict[str, object]:
 
     cast = load_cast()
     level = load_level()
-    world = corpus_world(cast, {e.giver: e.title for e in level.errands})
+    world = corpus_world(cast, level)
     corpus_dir = Path(args.corpus)
     records = load_corpus(cast, corpus_dir)
     train_records, held_records = split(records)
@@ -235,7 +227,7 @@ def train(args: argparse.Namespace) -> dict[str, object]:
     )
 
     gguf = prepare_packaged_model(ModelConfig())
-    base_sha = _sha256(gguf)
+    base_sha = sha256_file(gguf)
     logger.info("base model %s (sha256 %s)", gguf, base_sha[:12])
     t = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
@@ -322,7 +314,7 @@ def train(args: argparse.Namespace) -> dict[str, object]:
     manifest = {
         "version": 1,
         "adapter": adapter.name,
-        "adapter_sha256": _sha256(adapter),
+        "adapter_sha256": sha256_file(adapter),
         "base_model": gguf.name,
         "base_sha256": base_sha,
         "corpus_sha256": corpus_sha256(corpus_dir),

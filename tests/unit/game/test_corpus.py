@@ -93,7 +93,7 @@ def test_the_held_out_split_is_stable_and_covers_barks_and_chats(
 
 
 def test_a_record_becomes_the_games_own_compact_prompt(cast: Cast) -> None:
-    world = corpus_world(cast, {e.giver: e.title for e in load_level().errands})
+    world = corpus_world(cast, load_level())
     bark = CorpusRecord(
         "t",
         "baker",
@@ -130,7 +130,7 @@ def test_a_record_becomes_the_games_own_compact_prompt(cast: Cast) -> None:
 
 
 def test_every_prompt_is_short(cast: Cast, records: tuple[CorpusRecord, ...]) -> None:
-    world = corpus_world(cast, {e.giver: e.title for e in load_level().errands})
+    world = corpus_world(cast, load_level())
     longest_bark = max(
         len(record_prompt(r, world).split()) for r in records if r.trigger is not Trigger.CHAT
     )
