@@ -37,7 +37,7 @@ from ai.fallback import FallbackSource
 from ai.hygiene import clean_line, find_blocked, is_garbage, sanitize_player_text
 from ai.llama_backend import LlamaBackend
 from ai.metrics import AiMetrics, Percentiles
-from ai.requests import CandidatePlan, Exchange, Handle, LineRequest, Priority, PromptSpec
+from ai.requests import CandidatePlan, Choice, Exchange, Handle, LineRequest, Priority, PromptSpec
 from ai.router import Router, build_router
 from ai.runtime import AiRuntime
 from ai.scripted_backend import ScriptedBackend, ScriptedError, ScriptedHang
@@ -52,6 +52,7 @@ __all__ = [
     "Backend",
     "BreakerConfig",
     "CandidatePlan",
+    "Choice",
     "Exchange",
     "FallbackSource",
     "FallbackUsed",

@@ -9,7 +9,7 @@ model abort the whole process.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -89,6 +89,13 @@ class Backend(Protocol):
         """How much likelier ``continuation`` is after ``prompt`` than after ``neutral``.
 
         Mean log-likelihood lift per token; None where the backend cannot tell.
+        """
+        ...
+
+    def score(self, prompt: PromptSpec, continuations: Sequence[str]) -> tuple[float, ...] | None:
+        """Log-likelihood of each continuation right after ``prompt`` (sum over its tokens).
+
+        None where the backend cannot tell (a chat-format or remote model).
         """
         ...
 

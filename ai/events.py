@@ -67,7 +67,8 @@ class LineCompleted:
     """The finished, cleaned line; the only event game logic should act on.
 
     ``tier`` names the tier that wrote it ("" from a lone runtime, set by the router).
-    ``candidates`` holds every candidate judged for a request with a candidate plan.
+    ``candidates`` holds every candidate judged for a request with a candidate plan;
+    ``scores`` the options' and then the tails' log-likelihoods for a closed choice.
     """
 
     handle: Handle
@@ -76,6 +77,7 @@ class LineCompleted:
     stats: RequestStats
     tier: str = ""
     candidates: tuple[Verdict, ...] = ()
+    scores: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

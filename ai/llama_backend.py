@@ -24,7 +24,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -222,6 +222,33 @@ class LlamaBackend:
         if situated is None or plain is None:
             return None
         return situated - plain
+
+    def score(self, prompt: PromptSpec, continuations: Sequence[str]) -> tuple[float, ...] | None:
+        """Sum of log-probabilities of each continuation's tokens right after ``prompt``.
+
+        Continuations that share a beginning reuse its evaluation (the scorer keeps the
+        KV cache of the last one), so a list of options costs little more than its
+        distinct tokens. None for chat-format models, or when stopped.
+        """
+        if self._llm is None:
+            raise RuntimeError("score() called before load()")
+        if self._use_chat:
+            return None
+        text = build_completion_prompt(prompt, prompt.player_text)
+        scorer = self._scorer()
+        out: list[float] = []
+        try:
+            for continuation in continuations:
+                if self._abort.is_set:
+                    return None
+                total = scorer.total_logprob(text, continuation)
+                out.append(float("-inf") if total is None else total)
+        except (RuntimeError, ValueError) as exc:
+            if self._abort.is_set:
+                return None
+            logger.warning("choice scoring failed: %r", exc)
+            return None
+        return tuple(out)
 
     def _scorer(self) -> TokenScorer:
         if self._token_scorer is None:

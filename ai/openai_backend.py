@@ -25,7 +25,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncGenerator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -133,6 +133,11 @@ class OpenAiBackend:
 
     def contrast(self, prompt: PromptSpec, neutral: PromptSpec, continuation: str) -> float | None:
         """Not measured over the network: candidates from a server rank without it."""
+        return None
+
+    def score(self, prompt: PromptSpec, continuations: Sequence[str]) -> tuple[float, ...] | None:
+        """Not measured over the network: closed choices are made by the local model."""
+        del prompt, continuations
         return None
 
     def _body(self, prompt: PromptSpec, params: GenerationParams) -> dict[str, Any]:

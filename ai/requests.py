@@ -81,6 +81,20 @@ class CandidatePlan:
 
 
 @dataclass(frozen=True, slots=True)
+class Choice:
+    """Choose among closed options by the model's likelihood, instead of writing text.
+
+    Each of ``options`` is scored as a continuation of the prompt (the sum of its tokens'
+    log-probabilities) and the likeliest wins; then each of ``tails`` is scored after
+    the winner, and the likeliest is appended. The answer is the winner and its tail,
+    verbatim: nothing is sampled, so it is always one of the options.
+    """
+
+    options: tuple[str, ...]
+    tails: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class LineRequest:
     """A request for one spoken line.
 
@@ -101,6 +115,7 @@ class LineRequest:
     max_tokens: int | None = None
     stream: bool = False
     plan: CandidatePlan | None = None
+    choice: Choice | None = None
 
     def read_ahead(self) -> LineRequest:
         """This request cut down to reading its prompt into the model's cache.
@@ -109,7 +124,12 @@ class LineRequest:
         never merges with the request itself.
         """
         return replace(
-            self, signature=f"prefill:{self.signature}", max_tokens=1, stream=False, plan=None
+            self,
+            signature=f"prefill:{self.signature}",
+            max_tokens=1,
+            stream=False,
+            plan=None,
+            choice=None,
         )
 
 

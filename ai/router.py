@@ -195,7 +195,8 @@ class Router:
 
     def _order(self, request: LineRequest, now: float) -> list[Tier]:
         """The tiers that may serve ``request`` now, best first; never empty."""
-        if len(self._tiers) == 1:
+        if len(self._tiers) == 1 or request.choice is not None:
+            # A closed choice is scored from the model's own logits: only the local tier can.
             return [self._local]
         by_name = self._by_name
         usable = [

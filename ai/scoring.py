@@ -42,16 +42,24 @@ class TokenScorer:
         The continuation's tokens are those the joined text adds after the prompt's own
         tokens, so a word split across the boundary is scored as the model would see it.
         """
+        logprobs = self._logprobs(prompt, continuation)
+        return float(np.mean(logprobs)) if logprobs else None
+
+    def total_logprob(self, prompt: str, continuation: str) -> float | None:
+        """Sum of natural-log probabilities of ``continuation``'s tokens after ``prompt``."""
+        logprobs = self._logprobs(prompt, continuation)
+        return float(np.sum(logprobs)) if logprobs else None
+
+    def _logprobs(self, prompt: str, continuation: str) -> list[float]:
         llm = self._llm
         head = llm.tokenize(prompt.encode("utf-8"))
         tokens = llm.tokenize((prompt + continuation).encode("utf-8"))
         start = _common_prefix(head, tokens)
         if start == 0 or start >= len(tokens):
-            return None
+            return []
         if len(tokens) > llm.n_ctx():
             raise ValueError(f"{len(tokens)} tokens do not fit n_ctx={llm.n_ctx()}")
-        logprobs = self._evaluate(tokens, start)
-        return float(np.mean(logprobs)) if logprobs else None
+        return self._evaluate(tokens, start)
 
     def _evaluate(self, tokens: list[int], start: int) -> list[float]:
         """Decode ``tokens`` past the cached prefix; log p of each token from ``start`` on."""

@@ -12,7 +12,7 @@ import re
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
@@ -52,6 +52,8 @@ class ScriptedHang:
 
 ScriptedReply = str | ScriptedError | ScriptedHang
 Script = Mapping[str, ScriptedReply] | Callable[[PromptSpec], ScriptedReply]
+Chooser = Callable[[PromptSpec, Sequence[str]], tuple[float, ...] | None]
+"""Scripted scores for :meth:`ScriptedBackend.score`: a test decides what is chosen."""
 
 
 def default_line(prompt: PromptSpec) -> str:
@@ -69,7 +71,8 @@ class ScriptedBackend:
 
     ``script`` is a mapping looked up by situation, then by speaker, or a
     callable from :class:`PromptSpec` to a reply; anything unmatched gets
-    :func:`default_line`. ``load_error`` makes :meth:`load` raise.
+    :func:`default_line`. ``chooser`` scripts the scores of closed choices (decisions).
+    ``load_error`` makes :meth:`load` raise.
     """
 
     def __init__(
@@ -79,6 +82,8 @@ class ScriptedBackend:
         *,
         load_error: str | None = None,
         n_ctx: int = 2048,
+        chooser: Chooser | None = None,
+        prompt_style: str = "",
     ) -> None:
         self._timings = timings if timings is not None else ScriptedConfig()
         self._script = script
@@ -89,6 +94,9 @@ class ScriptedBackend:
         self.closed = False
         self._interrupted = threading.Event()
         self._n_ctx = n_ctx
+        self._chooser = chooser
+        self._style = prompt_style
+        self.score_calls = 0
 
     @property
     def thread_ids(self) -> tuple[int, ...]:
@@ -169,6 +177,21 @@ class ScriptedBackend:
         plain = set(words(f"{neutral.situation} {neutral.player_text}"))
         return (len(line & situated) - len(line & plain)) / len(line)
 
+    def score(self, prompt: PromptSpec, continuations: Sequence[str]) -> tuple[float, ...] | None:
+        """Deterministic stand-in for a likelihood: the scripted chooser's scores, else the
+        words each continuation shares with the player's text (the earlier option wins a
+        tie). Takes the scripted time of reading one token per continuation."""
+        self._record_thread()
+        self.score_calls += 1
+        if not _sleep(self._timings.ttft_s + self._timings.token_s * len(continuations), _never):
+            return None
+        if self._chooser is not None:
+            return self._chooser(prompt, continuations)
+        said = set(words(prompt.player_text))
+        return tuple(
+            len(set(words(text)) & said) - i * 1e-3 for i, text in enumerate(continuations)
+        )
+
     def close(self) -> None:
         """Nothing native to free; remembered so tests can check it was called."""
         self.closed = True
@@ -180,8 +203,8 @@ class ScriptedBackend:
 
     @property
     def prompt_style(self) -> str:
-        """No adapter here: any base model's prompts."""
-        return ""
+        """The style it stands in for: "" (a base model) unless told "village"."""
+        return self._style
 
     def interrupt(self) -> None:
         """Stop a scripted hang or reply at once, as llama.cpp's abort callback would."""
@@ -190,6 +213,10 @@ class ScriptedBackend:
     def resume(self) -> None:
         """Let the next reply run."""
         self._interrupted.clear()
+
+
+def _never() -> bool:
+    return False
 
 
 def _sleep(seconds: float, should_stop: StopCheck) -> bool:

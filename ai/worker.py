@@ -13,6 +13,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 
 from ai.backend import Backend, GenerationError, GenerationParams, ModelLoadError
 from ai.candidates import CandidateDraw
@@ -31,7 +32,7 @@ from ai.events import (
 from ai.hygiene import clean_line, clean_partial, find_blocked, is_garbage
 from ai.load_checks import Probe, check_prompt_sizes
 from ai.prompt import fit_prompt
-from ai.requests import CandidatePlan, Priority, PromptSpec
+from ai.requests import CandidatePlan, Choice, Priority, PromptSpec
 from ai.scheduler import Scheduler, Ticket, TicketState
 
 logger = logging.getLogger(__name__)
@@ -203,6 +204,9 @@ class Worker:
         except Exception as exc:
             logger.warning("could not measure the prompt for npc %d: %r", request.npc_id, exc)
             prompt = request.prompt
+        if request.choice is not None:
+            self._serve_choice(ticket, request.choice, prompt, started)
+            return
         if request.plan is not None:
             self._serve_candidates(ticket, request.plan, params, prompt)
             return
@@ -274,6 +278,50 @@ class Worker:
             self._stopped(ticket)
         else:
             self._finish(ticket, event)
+
+    def _serve_choice(
+        self, ticket: Ticket, choice: Choice, prompt: PromptSpec, started: float
+    ) -> None:
+        """Score the closed options, then the tails after the winner; nothing is sampled."""
+        request = ticket.request
+        backend = self._backend
+        try:
+            scores = backend.score(prompt, choice.options) if choice.options else None
+            text = tail = ""
+            tail_scores: tuple[float, ...] | None = ()
+            if scores is not None:
+                text = choice.options[max(range(len(scores)), key=scores.__getitem__)]
+                if choice.tails:
+                    after = replace(prompt, opener=prompt.opener + text)
+                    tail_scores = backend.score(after, choice.tails)
+                    if tail_scores is not None:
+                        best = max(range(len(tail_scores)), key=tail_scores.__getitem__)
+                        tail = choice.tails[best]
+        except Exception as exc:
+            if ticket.cancel_reason is not None:
+                self._stopped(ticket)  # an interrupted decode: stopped on purpose
+                return
+            logger.warning("choice failed for npc %d: %s", request.npc_id, exc)
+            self._finish(ticket, LineFailed(ticket.handle, request, "error"))
+            return
+        if ticket.cancel_reason is not None:
+            self._stopped(ticket)
+            return
+        if scores is None or tail_scores is None:
+            self._finish(ticket, LineFailed(ticket.handle, request, "unsupported"))
+            return
+        ended = self._clock()
+        stats = RequestStats(
+            queue_wait_s=started - ticket.submitted_at,
+            ttft_s=ended - started,
+            tokens=0,
+            tokens_per_s=0.0,
+            total_s=ended - ticket.submitted_at,
+        )
+        event = LineCompleted(
+            ticket.handle, request, text + tail, stats, scores=(*scores, *tail_scores)
+        )
+        self._finish(ticket, event)
 
     def _emit(self, ticket: Ticket, event: AiEvent) -> None:
         self._outbox.append((ticket, event))
