@@ -37,6 +37,12 @@ NPC_ASIDE_FILTER = pymunk.ShapeFilter(categories=NPC, mask=STATIC | NET | PROP |
 """A villager stepping aside (back, in depth) to let the player pass."""
 PROP_FILTER = pymunk.ShapeFilter(categories=PROP, mask=STATIC | PLAYER | NPC | PROP | HELD | SENSOR)
 HELD_FILTER = pymunk.ShapeFilter(categories=HELD, mask=STATIC | NPC | PROP | SENSOR)
+NPC_HELD_FILTER = pymunk.ShapeFilter(categories=HELD, mask=SENSOR)
+"""A prop a villager carries is in their hands: it passes through people, shelves and
+other props (as villagers pass each other, in depth), and zones still see it."""
+DROPPED_FILTER = pymunk.ShapeFilter(categories=PROP, mask=STATIC | PROP | HELD | SENSOR)
+"""A prop a villager has just let go of: it falls past people (off their head, into the
+basket) before it collides with them again."""
 ZONE_FILTER = pymunk.ShapeFilter(categories=SENSOR, mask=PROP | HELD)
 NET_FILTER = pymunk.ShapeFilter(categories=NET, mask=PLAYER | NPC)
 

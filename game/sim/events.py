@@ -126,6 +126,27 @@ class ErrandCompleted:
     giver_id: int
 
 
+@dataclass(frozen=True, slots=True)
+class ActionStarted:
+    """A villager began carrying out an action (``kind`` is an ``ActionKind`` value)."""
+
+    tick: int
+    npc_id: int
+    kind: str
+    target_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionEnded:
+    """A villager's action ended: ``outcome`` is "done", "gave_up" or "interrupted"."""
+
+    tick: int
+    npc_id: int
+    kind: str
+    outcome: str
+    reason: str = ""
+
+
 GameEvent = (
     PropHitNpc
     | PropLandedNear
@@ -137,4 +158,6 @@ GameEvent = (
     | SpeechWanted
     | ErrandProgressed
     | ErrandCompleted
+    | ActionStarted
+    | ActionEnded
 )

@@ -15,7 +15,10 @@ import random
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 
+from game.sim.attitude import ATTITUDE_MIN
 from game.sim.events import (
+    ActionEnded,
+    ActionStarted,
     GameEvent,
     NpcGotUp,
     NpcKnockedDown,
@@ -23,6 +26,7 @@ from game.sim.events import (
     SpeechWanted,
     Trigger,
 )
+from game.sim.orders import ACTION_TICKS, LASTING, ActionKind, Order, Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -40,10 +44,27 @@ class NpcState(StrEnum):
     FLEE = "flee"
     KNOCKED_DOWN = "knocked_down"
     RECOVER = "recover"
+    FOLLOW = "follow"
+    FETCH = "fetch"
+    GUIDE = "guide"
+    CALL = "call"
+    TURN_AWAY = "turn_away"
+    COME = "come"
 
 
 CALM = (NpcState.IDLE, NpcState.ROUTINE, NpcState.WANDER)
 DOWN = (NpcState.KNOCKED_DOWN, NpcState.RECOVER)
+#: The state each action is carried out in (running away is the brain's own flight).
+ACTION_STATES: dict[ActionKind, NpcState] = {
+    ActionKind.FOLLOW: NpcState.FOLLOW,
+    ActionKind.FETCH: NpcState.FETCH,
+    ActionKind.PUT: NpcState.FETCH,
+    ActionKind.SHOW_WAY: NpcState.GUIDE,
+    ActionKind.CALL: NpcState.CALL,
+    ActionKind.TURN_AWAY: NpcState.TURN_AWAY,
+    ActionKind.COME: NpcState.COME,
+}
+ACTING = frozenset(ACTION_STATES.values())
 
 
 class StimulusKind(IntEnum):
@@ -138,6 +159,10 @@ class Tuning:
 
 
 DEFAULT_TUNING = Tuning()
+#: What a villager busy with an action shrugs off (a hit still stops them).
+_IGNORED_WHILE_ACTING = frozenset(
+    {StimulusKind.TOPPLED, StimulusKind.NEAR_MISS, StimulusKind.BUMPED}
+)
 
 
 class NpcBrain:
@@ -174,6 +199,13 @@ class NpcBrain:
         self.offered: list[str] = []
         self._flee_from = 0.0
         self._x = routine.work_x
+        self.order: Order | None = None
+        self.attitude = 0
+        """How the villager feels about the traveller; a cross one (-2) does not greet."""
+        self._goal: float | None = None
+        self._fast = False
+        self._ending: tuple[Outcome, str] | None = None
+        self._outbox: list[GameEvent] = []
 
     # -- inputs ---------------------------------------------------------------------
 
@@ -200,11 +232,59 @@ class NpcBrain:
         """Forget an errand that no longer needs offering."""
         self._pending_offers = [(e, r) for e, r in self._pending_offers if e != errand_id]
 
+    @property
+    def acting(self) -> bool:
+        """Whether the villager is carrying out an action."""
+        return self.state in ACTING
+
+    def begin(self, tick: int, order: Order, player_x: float) -> list[GameEvent]:
+        """Start carrying out ``order``; nothing happens while down or for "carry on"."""
+        events: list[GameEvent] = []
+        if self.state in DOWN or order.kind is ActionKind.CARRY_ON:
+            return events
+        if order.kind is ActionKind.RUN_AWAY:
+            self._flee_from = player_x
+            self.engaged = False
+            self._greet_ready = tick + self.tuning.greet_cooldown
+            self._go(NpcState.FLEE, tick, events)
+        else:
+            if self.order is not None:
+                self._end_order(tick, events, ("interrupted", "another action"))
+            if order.kind is ActionKind.TURN_AWAY:
+                self.engaged = False
+                self._greet_ready = tick + self.tuning.greet_cooldown
+            self._go(ACTION_STATES[order.kind], tick, events)
+            self.order, self._goal, self._fast = order, None, False
+        target = order.prop_id if order.prop_id is not None else order.other_id
+        events.append(ActionStarted(tick, self.npc_id, order.kind.value, target))
+        return events
+
+    def want(self, goal_x: float | None, fast: bool = False) -> None:
+        """Where the action wants the villager to walk now (None: stand still)."""
+        self._goal, self._fast = goal_x, fast
+
+    def finish(self, tick: int, outcome: Outcome, reason: str = "") -> None:
+        """End the current action; its events come out of the next ``think``."""
+        if self.state not in ACTING:
+            return
+        self._ending = (outcome, reason)
+        self._go(self._calm_state(tick), tick, self._outbox)
+
+    def answer_call(self, tick: int) -> list[GameEvent]:
+        """Another villager called: come over to the traveller and be ready to greet."""
+        self._greet_ready = 0
+        self._notice_ready = 0
+        return self.begin(tick, Order(ActionKind.COME), 0.0)
+
     def set_talking(self, tick: int, talking: bool) -> list[GameEvent]:
         """Enter or leave TALK, as the player's chat box opens or closes."""
         events: list[GameEvent] = []
         if talking:
             if self.state in DOWN or self.state is NpcState.FLEE:
+                return events
+            if self.state in ACTING:
+                # Busy with something the player asked for: they can talk on the way.
+                self.engaged = True
                 return events
             if self.state is not NpcState.TALK:
                 self._go(NpcState.TALK, tick, events)
@@ -218,7 +298,7 @@ class NpcBrain:
 
     def think(self, p: Percept) -> list[GameEvent]:
         """Advance the machine by one tick and return the events it produced."""
-        events: list[GameEvent] = []
+        events, self._outbox = self._outbox, []
         t = self.tuning
         tick = p.tick
         in_state = tick - self.entered_tick
@@ -244,7 +324,7 @@ class NpcBrain:
 
         if self._inbox:
             self._react(p, events)
-        if not events:
+        if not any(isinstance(e, NpcTransitioned) for e in events):
             self._behave(p, in_state, events)
         self._move(p)
         return events
@@ -254,6 +334,10 @@ class NpcBrain:
         stim = max(self._inbox, key=lambda s: s.kind)
         self._inbox.clear()
         listener = self.player_id if stim.by_player else None
+        hard_hit = stim.impulse >= t.flee_impulse
+        acting = self.state in ACTING
+        if acting and not stim.by_player and stim.kind is StimulusKind.HIT and not hard_hit:
+            return  # walked into a ball on the way: carry on
         if stim.source_x is not None:
             self.facing = 1 if stim.source_x >= p.x else -1
         if stim.kind is StimulusKind.HIT:
@@ -264,6 +348,8 @@ class NpcBrain:
             self._say(p.tick, Trigger.HIT, listener, stim.refs, events)
             return
         if self.state is NpcState.FLEE:
+            return
+        if self.state in ACTING and stim.kind in _IGNORED_WHILE_ACTING:
             return
         if self.state is NpcState.TALK and stim.kind in (
             StimulusKind.NEAR_MISS,
@@ -289,7 +375,13 @@ class NpcBrain:
         t = self.tuning
         tick = p.tick
         state = self.state
-        if state is NpcState.REACT:
+        if state in ACTING:
+            order = self.order
+            if order is not None and in_state >= ACTION_TICKS[order.kind]:
+                done = order.kind in LASTING
+                self._ending = ("done", "") if done else ("gave_up", "time ran out")
+                self._go(self._calm_state(tick), tick, events)
+        elif state is NpcState.REACT:
             if in_state >= t.react_ticks:
                 self._go(self._calm_state(tick), tick, events)
         elif state is NpcState.FLEE:
@@ -333,7 +425,7 @@ class NpcBrain:
 
         Lets the dialogue skip preparing greetings that could never be used.
         """
-        if self.engaged or tick < self._greet_ready:
+        if self.engaged or tick < self._greet_ready or self.attitude <= ATTITUDE_MIN:
             return False
         return self.state in CALM or self.state in (NpcState.NOTICE, NpcState.REACT)
 
@@ -344,6 +436,7 @@ class NpcBrain:
             self._farewell(tick, events)
         if (
             not self.engaged
+            and self.attitude > ATTITUDE_MIN
             and p.player_seen
             and p.player_distance <= t.notice_radius
             and tick >= self._greet_ready
@@ -390,6 +483,11 @@ class NpcBrain:
             self.goal_x = self._routine_goal(p.tick)
             self.speed = t.walk_speed
             self.facing = 1 if self.goal_x >= p.x else -1
+        elif self.state in ACTING:
+            self.goal_x = self._goal
+            self.speed = t.run_speed if self._fast else t.walk_speed
+            if self._goal is not None and abs(self._goal - p.x) > t.arrive_eps:
+                self.facing = 1 if self._goal >= p.x else -1
         elif self.state is NpcState.FLEE:
             away = 1 if p.x >= self._flee_from else -1
             self.goal_x = min(max(p.x + away * 400.0, self.routine.min_x), self.routine.max_x)
@@ -421,8 +519,19 @@ class NpcBrain:
     ) -> None:
         events.append(SpeechWanted(tick, self.npc_id, trigger, listener, refs))
 
+    def _end_order(self, tick: int, events: list[GameEvent], ending: tuple[Outcome, str]) -> None:
+        order = self.order
+        if order is None:
+            return
+        outcome, reason = ending
+        events.append(ActionEnded(tick, self.npc_id, order.kind.value, outcome, reason))
+        logger.debug("npc %d: %s %s (%s)", self.npc_id, order.kind, outcome, reason)
+        self.order, self._ending, self._goal = None, None, None
+
     def _go(self, new: NpcState, tick: int, events: list[GameEvent]) -> None:
         old = self.state
+        if old in ACTING and new is not old and self.order is not None:
+            self._end_order(tick, events, self._ending or ("interrupted", new.value))
         self.state = new
         self.epoch += 1
         self.entered_tick = tick

@@ -95,6 +95,10 @@ class ActorView:
     is_player: bool = False
     aside: bool = False
     """A villager stepping back (in depth) to let the player pass."""
+    action: str = ""
+    """The action a villager is carrying out (an ``ActionKind`` value), for its emote."""
+    attitude: int = 0
+    """How a villager feels about the traveller (-2 to +2), shown in the name tag's colour."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ class NpcStatus:
 
     ``spec_id`` is the cast key of the persona the villager speaks with (generated
     crowd villagers share the persona of the cast member they were made from).
-    ``would_greet`` says whether they would greet the player who walked up now.
+    ``would_greet`` says whether they would greet the player who walked up now;
+    ``action`` is the action they are carrying out (an ``ActionKind`` value, or "").
     """
 
     id: int
@@ -28,6 +29,7 @@ class NpcStatus:
     can_talk: bool
     spec_id: str = ""
     would_greet: bool = False
+    action: str = ""
 
 
 class PlayerStatus(NamedTuple):

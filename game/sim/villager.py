@@ -13,12 +13,20 @@ import pymunk
 from game.sim.cast import NpcSpec
 from game.sim.categories import NPC_ASIDE_FILTER, NPC_FILTER, CollisionType
 from game.sim.npc import NpcBrain, NpcState
+from game.sim.props import Prop
 
 logger = logging.getLogger(__name__)
 
 NPC_W = 28.0
 NPC_H = 58.0
 NPC_MASS = 10.0
+STAND_FRICTION = 0.6
+"""Feet that grip: a standing villager is not slid about by a nudge."""
+WALK_FRICTION = 0.0
+"""While walking on an errand for the traveller the drive alone sets the pace: gripping
+feet hold a villager to the spot (the walking force is smaller than standing friction),
+and they only get along by hopping. Routine walks keep the gripping feet for now; the
+village's errands are balanced around how those villagers move."""
 
 # A stiff, capped spring: strong enough to shrug off bumps and walking, weak enough that
 # a crate to the head still tips a villager past the knock-down angle.
@@ -58,7 +66,7 @@ class Villager:
         self.body = pymunk.Body(NPC_MASS, pymunk.moment_for_box(NPC_MASS, (NPC_W, NPC_H)))
         self.body.position = (x, y)
         self.shape = pymunk.Poly.create_box(self.body, (NPC_W, NPC_H), radius=1.0)
-        self.shape.friction = 0.6
+        self.shape.friction = STAND_FRICTION
         self.shape.elasticity = 0.0
         self.shape.filter = NPC_FILTER
         self.shape.collision_type = CollisionType.NPC
@@ -69,6 +77,7 @@ class Villager:
         self._stuck = 0
         self._tilted = 0
         self.aside_until = -1
+        self.carrying: Prop | None = None
         brain.observe_position(x)
 
     @property
@@ -111,6 +120,8 @@ class Villager:
             dx = brain.goal_x - self.x
             # Ease in over the last few units instead of overshooting the spot.
             target = math.copysign(min(brain.speed, abs(dx) * 4.0), dx)
+        walking = abs(target) > 1.0 and brain.acting
+        self.shape.friction = WALK_FRICTION if walking else STAND_FRICTION
         limit = NPC_MASS * WALK_MAX_ACCEL
         force = max(-limit, min(limit, NPC_MASS * (target - self.vx) * WALK_GAIN))
         # Pushing at the feet, where friction acts, does not rock the body.

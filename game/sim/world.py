@@ -16,6 +16,7 @@ import random
 import pymunk
 
 from game.sim import aim, builder, crowd
+from game.sim.actions import ActionRunner, carry
 from game.sim.cast import Cast, NpcSpec
 from game.sim.categories import HELD, PROP
 from game.sim.contacts import ContactLog, install
@@ -23,6 +24,7 @@ from game.sim.errands import Errand, ErrandBoard
 from game.sim.events import GameEvent
 from game.sim.level import Level, PropSpec
 from game.sim.npc import NpcBrain, NpcState, Percept, Routine, Tuning
+from game.sim.orders import ActionKind, Order
 from game.sim.perception import EYE_HEIGHT, XIndex, line_of_sight
 from game.sim.player import PLAYER_H, PLAYER_W, Player, PlayerIntent
 from game.sim.props import PROP_KINDS, Prop, make_prop
@@ -101,6 +103,9 @@ class World:
         self._prop_by_shape: dict[pymunk.Shape, Prop] = {p.shape: p for p in self.props}
         self._tagged = {p.tag: p for p in self.props if p.tag}
 
+        self._actions = ActionRunner(
+            self.player, self._villager_by_id, self._prop_by_id, level.ground_y
+        )
         self._zone_by_shape = {builder.add_zone(self.space, z): z.id for z in level.zones}
         self.errands = ErrandBoard(self._make_errands(), {z.id: z for z in level.zones})
         self._rules = Rules(
@@ -190,6 +195,7 @@ class World:
         self._make_way(intent.move, tick)
         for villager in self.villagers:
             villager.drive(tick)
+            carry(villager)
         self._log.clear()
         self.space.step(self.dt)
         self.player.find_candidates(self.space, self._prop_by_shape, intent.cycle)
@@ -200,6 +206,10 @@ class World:
         self._rules.check_stacks(tick, events)
         if tick % ERRAND_STRIDE == 0:
             self._rules.check_errands(tick, events)
+        for villager in self.villagers:
+            if villager.brain.order is not None or villager.carrying is not None:
+                self._actions.steer(tick, villager)
+        self._actions.rejoin(tick)
         self._think(tick, events)
         self.tick = tick
         return events
@@ -294,6 +304,8 @@ class World:
                     v.brain.conscious,
                     v.spec.color,
                     aside=v.aside,
+                    action=v.brain.order.kind.value if v.brain.order is not None else "",
+                    attitude=v.brain.attitude,
                 )
             )
         target = player.target.id if player.target is not None else None
@@ -358,6 +370,7 @@ class World:
             b.can_talk,
             v.persona_id,
             b.would_greet(self.tick),
+            b.order.kind.value if b.order is not None else "",
         )
 
     def npc_spec(self, npc_id: int) -> NpcSpec | None:
@@ -471,7 +484,36 @@ class World:
         if talking and not v.brain.can_talk:
             return False
         self._pending.extend(v.brain.set_talking(self.tick, talking))
-        return not talking or v.brain.state is NpcState.TALK
+        return not talking or v.brain.state is NpcState.TALK or v.brain.acting
+
+    def start_action(self, npc_id: int, order: Order) -> bool:
+        """Have a villager carry out ``order`` from the next tick; False if they cannot.
+
+        Calling another villager also sends that villager over to the traveller. The
+        transitions come out of the next ``step``, as the brains' own do.
+        """
+        v = self._villager_by_id.get(npc_id)
+        if v is None or not v.brain.can_talk:
+            return False
+        if order.kind is ActionKind.CALL:
+            other = self._villager_by_id.get(order.other_id or -1)
+            if other is None or not other.brain.can_talk or other is v:
+                return False
+            self._pending.extend(other.brain.answer_call(self.tick))
+        started = v.brain.begin(self.tick, order, self.player.body.position.x)
+        self._pending.extend(started)
+        return bool(started) or order.kind is ActionKind.CARRY_ON
+
+    def set_attitude(self, npc_id: int, attitude: int) -> None:
+        """Tell a villager's brain how they now feel about the traveller (-2 to +2)."""
+        v = self._villager_by_id.get(npc_id)
+        if v is not None:
+            v.brain.attitude = attitude
+
+    def carried_by(self, npc_id: int) -> int | None:
+        """The id of the prop a villager carries, or None."""
+        v = self._villager_by_id.get(npc_id)
+        return v.carrying.id if v is not None and v.carrying is not None else None
 
     def place_player(self, x: float, y: float) -> None:
         """Put the player at ``(x, y)`` at rest (a continued game), inside the level."""
