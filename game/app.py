@@ -29,6 +29,8 @@ from ai import (
 from game.assets import AssetError, asset_path
 from game.autosave import Autosave, restore
 from game.config import CONFIG_DIR, Settings, load_settings
+from game.decisions.decider import Decider
+from game.decisions.options import OptionFinder
 from game.dialogue.dialogue import Dialogue
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.facts import matching_facts
@@ -226,6 +228,7 @@ def build_village(
     dialogue_config = settings.game.dialogue
     source: LineSource
     status: SourceStatus
+    lane: ModelLineSource | None = None
     if dialogue_config.ai_mode == "off":
         source = status = TemplateLineSource(templates, {world.player_status().id: "traveller"})
     else:
@@ -233,7 +236,14 @@ def build_village(
             settings, backend, runtime_factory, world, specs, templates, memories, disruptions
         )
         model.checker.record_facts = bubble_log is not None
-        source = status = model
+        source = status = lane = model
+    decider = Decider(
+        world,
+        OptionFinder(world, level),
+        memories,
+        disruptions,
+        lane,
+    )
     dialogue = Dialogue(
         source,
         names,
@@ -244,8 +254,9 @@ def build_village(
         disruptions=disruptions,
         bubble_log=bubble_log,
         topic_of=_topics(specs, world.cast.facts),
+        on_reply=decider.chat_replied,
     )
-    return Session(world, dialogue, status)
+    return Session(world, dialogue, status, decider=decider)
 
 
 def _topics(specs: Mapping[int, NpcSpec], shared: tuple[Fact, ...]) -> Callable[[int, str], str]:

@@ -49,7 +49,9 @@ def restore(world: World, memories: Memories, state: SaveState) -> int:
     for key, record in state.memories.items():
         npc_id = by_key.get(key)
         if npc_id is not None:
-            memories.of(npc_id).restore_record(record)
+            memory = memories.of(npc_id)
+            memory.restore_record(record)
+            world.set_attitude(npc_id, memory.attitude)
     for errand in world.errands.errands:
         saved = state.errands.get(errand.spec.id)
         if saved is not None and saved[1]:

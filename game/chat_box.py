@@ -48,6 +48,18 @@ class ChatSpeech(Protocol):
     def typing(self, tick: int, npc_id: int, player_id: int, text: str) -> None: ...
 
 
+#: Actions that end a conversation at once, and what the notice says.
+_ENDS_CHAT = {"turn_away": "turned away from you", "flee": "ran off"}
+#: Actions that take a villager out of earshot on purpose, and what the notice says.
+_BUSY = {
+    "fetch": "went to fetch it",
+    "put": "went to the basket",
+    "show_way": "is leading the way",
+    "call": "is calling someone over",
+    "follow": "is following you",
+}
+
+
 class ChatBox:
     """One conversation at a time, with the villager it was opened with.
 
@@ -146,12 +158,17 @@ class ChatBox:
         npc_id = self.npc_id
         if npc_id is None:
             return
+        status = self._world.npc(npc_id)
+        if status is not None and (status.action or status.state) in _ENDS_CHAT:
+            self.close(f"{self.name} {_ENDS_CHAT[status.action or status.state]}. Chat closed.")
+            return
         if self._world.in_chat_range(npc_id):
             self._prepare(npc_id)
             return
-        status = self._world.npc(npc_id)
         if status is not None and not status.can_talk:
             self.close(f"{self.name} can't talk right now. Chat closed.")
+        elif status is not None and status.action in _BUSY:
+            self.close(f"{self.name} {_BUSY[status.action]}. Chat closed.")
         else:
             self.close(f"{self.name} is out of earshot. Chat closed.")
 

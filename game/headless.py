@@ -72,6 +72,7 @@ def run_headless(
         "props": len(world.snapshot().props),
         "lines": village.dialogue.report(),
         "ai": village.ai_report(),
+        "decisions": village.decider.report() if village.decider is not None else {},
         "gc": gc_watch.summary(),
         "world_hash": world.world_hash(),
     }

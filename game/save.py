@@ -23,7 +23,7 @@ from game.dialogue.memory import MemoryRecord as SavedMemory
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x5A535631  # "ZSV1"
 DATA_DIR_ENV = "ZEROSTALL_DATA_DIR"
 
@@ -41,6 +41,7 @@ MIGRATIONS: Mapping[int, tuple[str, ...]] = {
         "CREATE TABLE info (id INTEGER PRIMARY KEY CHECK (id = 1), saves INTEGER NOT NULL,"
         " tick INTEGER NOT NULL, saved_at REAL NOT NULL)",
     ),
+    2: ("ALTER TABLE memory ADD COLUMN attitude INTEGER NOT NULL DEFAULT 0",),
 }
 
 
@@ -121,9 +122,9 @@ class SaveStore:
         if info is None:
             return None
         memories = {
-            npc: _memory(lines, facts, summary)
-            for npc, lines, facts, summary in db.execute(
-                "SELECT npc, lines, facts, summary FROM memory"
+            npc: _memory(lines, facts, summary, attitude)
+            for npc, lines, facts, summary, attitude in db.execute(
+                "SELECT npc, lines, facts, summary, attitude FROM memory"
             )
         }
         errands = {
@@ -148,9 +149,9 @@ class SaveStore:
             saves = (0 if row is None else int(row[0])) + 1
             db.execute("DELETE FROM memory")
             db.executemany(
-                "INSERT INTO memory (npc, lines, facts, summary) VALUES (?, ?, ?, ?)",
+                "INSERT INTO memory (npc, lines, facts, summary, attitude) VALUES (?, ?, ?, ?, ?)",
                 [
-                    (npc, json.dumps(m.lines), json.dumps(m.facts), _summary_json(m))
+                    (npc, json.dumps(m.lines), json.dumps(m.facts), _summary_json(m), m.attitude)
                     for npc, m in state.memories.items()
                 ],
             )
@@ -185,13 +186,14 @@ def _summary_json(memory: SavedMemory) -> str:
     return json.dumps({"older": memory.older, "topics": list(memory.topics)})
 
 
-def _memory(lines: str, facts: str, summary: str) -> SavedMemory:
+def _memory(lines: str, facts: str, summary: str, attitude: int) -> SavedMemory:
     parts = json.loads(summary) if summary else {}
     return SavedMemory(
         tuple((str(speaker), str(text)) for speaker, text in json.loads(lines)),
         tuple(str(fact) for fact in json.loads(facts)),
         int(parts.get("older", 0)),
         tuple(str(topic) for topic in parts.get("topics", ())),
+        int(attitude),
     )
 
 
@@ -304,7 +306,7 @@ def state_digest(state: SaveState) -> str:
     payload = json.dumps(
         [
             sorted(
-                (k, list(m.lines), list(m.facts), m.older, list(m.topics))
+                (k, list(m.lines), list(m.facts), m.older, list(m.topics), m.attitude)
                 for k, m in state.memories.items()
             ),
             sorted((k, list(v)) for k, v in state.errands.items()),

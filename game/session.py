@@ -7,9 +7,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
+from game.decisions.decider import Decider
 from game.dialogue.dialogue import Dialogue
 from game.dialogue.line_source import SourceStatus
-from game.sim.events import ErrandCompleted, NpcTransitioned
+from game.sim.events import ErrandCompleted, GameEvent, NpcTransitioned
 from game.sim.player import PlayerIntent
 from game.sim.ticks import DT
 from game.sim.world import World
@@ -26,7 +27,7 @@ class AfterTick(Protocol):
 
 
 class Session:
-    """Steps the world one fixed tick and lets the dialogue react, timing each tick.
+    """Steps the world one fixed tick and lets the dialogue and decisions react, timing it.
 
     The same object runs behind the window and in headless runs, so the tick timings
     that CI checks are the timings a player gets. ``ai`` is the line source's status:
@@ -39,9 +40,11 @@ class Session:
         dialogue: Dialogue,
         ai: SourceStatus,
         clock: Clock = time.perf_counter,
+        decider: Decider | None = None,
     ) -> None:
         self.world = world
         self.dialogue = dialogue
+        self.decider = decider
         self.ai = ai
         self._clock = clock
         self.tick_ms = RecentSamples(limit=DT * 1000.0)
@@ -49,6 +52,8 @@ class Session:
         self.npc_transitions = 0
         self.errands_done = 0
         self.autosave: AfterTick | None = None
+        self.last_events: list[GameEvent] = []
+        """The events of the latest tick, for tools and tests that watch the village."""
 
     @property
     def tick(self) -> int:
@@ -58,10 +63,15 @@ class Session:
     def step(self, intent: PlayerIntent) -> None:
         """Simulate one tick: physics and villagers, then speech."""
         start = self._clock()
-        events = self.world.step(intent)
+        events = self.last_events = self.world.step(intent)
         tick = self.world.tick
         self.dialogue.handle_events(tick, events)
+        decider = self.decider
+        if decider is not None:
+            decider.handle_events(tick, events)
         self.dialogue.update(tick)
+        if decider is not None:
+            decider.update(tick)
         if self.autosave is not None:
             self.autosave.after_tick(tick)
         self.tick_ms.add((self._clock() - start) * 1000.0)

@@ -165,6 +165,8 @@ class GameWindow:
         now = self.now()
         if self.show_graph and now - self._stats_at >= _STATS_REFRESH_S:
             rows = self.village.dialogue.hud_rows() + ai.hud_stats()
+            if self.village.decider is not None:
+                rows += self.village.decider.hud_rows()
             self.ai_stats, self._stats_at = rows, now
         return HudView(
             fps=self.clock.get_fps(),

@@ -173,7 +173,30 @@ def bubbles(window: GameWindow) -> None:
     _shoot(window, "feel-bubbles.png", frames=45)
 
 
+def actions(window: GameWindow) -> None:
+    """Villagers acting on decisions: Marta fetching an apple, Pip showing the way, Brann
+    turning away; name tags edged by how each feels about the traveller; F3 lists them."""
+    world = window.village.world
+    decider = window.village.decider
+    assert decider is not None
+    _put_player(window, 1560.0)
+    marta, pip, brann = (_villager(world, k) for k in ("baker", "child", "blacksmith"))
+    pip.body.position = (1500.0, 40.0)
+    brann.body.position = (1640.0, 40.0)
+    _step(window, STAY, 30)
+    for npc, attitude in ((marta.id, 2), (pip.id, 1), (brann.id, -1)):
+        window.village.dialogue.memories.of(npc).attitude = attitude
+        world.set_attitude(npc, attitude)
+    decider.ask(world.tick, marta.id, "chat", "could you fetch me an apple, please?")
+    decider.ask(world.tick, pip.id, "chat", "where is the well?")
+    decider.ask(world.tick, brann.id, "chat", "bring me a crate")
+    _step(window, STAY, 40)
+    window.show_graph = True
+    _shoot(window, "feel-actions.png", frames=40)
+
+
 SCENES: tuple[Callable[[GameWindow], None], ...] = (
+    actions,
     grab,
     throw,
     basket,

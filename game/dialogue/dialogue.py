@@ -60,6 +60,7 @@ class Dialogue:
         bubble_log: IO[str] | None = None,
         clock: Callable[[], float] = time.perf_counter,
         topic_of: Callable[[int, str], str] | None = None,
+        on_reply: Callable[[int, int, str], None] | None = None,
     ) -> None:
         self.source = source
         self.board = BubbleBoard()
@@ -72,6 +73,8 @@ class Dialogue:
         self._log = bubble_log
         self._clock = clock
         self._topic_of = topic_of
+        self.on_reply = on_reply
+        """Called with (tick, villager, player's line) when a reply to the player shows."""
         self.asked: Counter[str] = Counter()
         self.shown: Counter[str] = Counter()
         self.latency_ticks: dict[str, deque[int]] = {}
@@ -181,6 +184,8 @@ class Dialogue:
             topic = self._topic_of(ask.npc_id, ask.player_text)
             if topic:
                 memory.add_fact(f"the traveller asked them about {topic}")
+        if ask.trigger is Trigger.CHAT and ask.player_text and self.on_reply is not None:
+            self.on_reply(tick, ask.npc_id, ask.player_text)
 
     def bubbles(self, tick: int) -> tuple[BubbleView, ...]:
         """What the renderer should draw now."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ai import Exchange
 from ai.selection import words
+from game.sim.attitude import clamp_attitude
 
 _SUMMARY_TOPICS = 6
 # Lines a new line must not repeat: more than the window, so a bark does not come back
@@ -28,12 +29,14 @@ MEMORY_FACTS = 4
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
     """What one villager remembers, as plain data for a save: the (speaker, text) lines in
-    the window, the facts, and the summary's parts (how many older lines, their topics)."""
+    the window, the facts, the summary's parts (how many older lines, their topics) and
+    how they feel about the traveller (attitude, -2 to +2)."""
 
     lines: tuple[tuple[str, str], ...] = ()
     facts: tuple[str, ...] = ()
     older: int = 0
     topics: tuple[str, ...] = ()
+    attitude: int = 0
 
 
 class Memory:
@@ -50,6 +53,8 @@ class Memory:
         self._topics: deque[str] = deque(maxlen=_SUMMARY_TOPICS)
         self._recent: deque[str] = deque(maxlen=_RECENT)
         self._older = 0
+        self.attitude = 0
+        """How the villager feels about the traveller, from -2 (cross) to +2."""
 
     def record_shown(self, speaker: str, text: str) -> None:
         """Remember a line that was on screen; the oldest line leaves the window for the summary."""
@@ -71,6 +76,7 @@ class Memory:
         copy._topics.extend(self._topics)
         copy._recent.extend(self._recent)
         copy._older = self._older
+        copy.attitude = self.attitude
         copy.record_shown(speaker, text)
         return copy
 
@@ -146,6 +152,7 @@ class Memory:
             tuple(self._facts),
             self._older,
             tuple(self._topics),
+            self.attitude,
         )
 
     def restore_record(self, record: MemoryRecord) -> None:
@@ -156,6 +163,7 @@ class Memory:
             record.older,
             record.topics,
         )
+        self.attitude = clamp_attitude(int(record.attitude))
 
 
 class Memories:

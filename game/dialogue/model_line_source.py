@@ -13,17 +13,19 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from ai import (
     AiEvent,
     FallbackUsed,
     LineCompleted,
+    LineRequest,
     Router,
     SchedulerConfig,
     TokenStreamed,
 )
+from ai.events import TERMINAL_EVENTS, RequestTimedOut
 from game.dialogue.chat_streams import ChatStreams
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.greetings import GreetingPreparer
@@ -109,6 +111,7 @@ class ModelLineSource:
         self.serving_from_tick: int | None = None
         self.template_while_loading = 0
         self.lines_by_tier: Counter[str] = Counter()
+        self._choices: dict[int, Callable[[str | None, str], None]] = {}
 
     # -- LineSource ----------------------------------------------------------
 
@@ -172,6 +175,22 @@ class ModelLineSource:
         """Stop the worker."""
         self.runtime.shutdown()
 
+    # -- closed choices (decisions) ---------------------------------------------
+
+    def can_choose(self) -> bool:
+        """Whether the loaded model was tuned for decisions (the village style) and serves."""
+        return (
+            self._ready()
+            and self._warmed
+            and self._pacing is self._async
+            and self.runtime.load_progress().prompt_style == "village"
+        )
+
+    def choose(self, request: LineRequest, done: Callable[[str | None, str], None]) -> None:
+        """Submit a closed choice; ``done`` gets the chosen text, or None and why not."""
+        handle = self.runtime.submit(request)
+        self._choices[handle.id] = done
+
     def _ready(self) -> bool:
         return self.runtime.load_progress().state == "ready"
 
@@ -205,6 +224,17 @@ class ModelLineSource:
     # -- runtime events ------------------------------------------------------
 
     def _handle(self, event: AiEvent, tick: int) -> None:
+        done = self._choices.get(event.handle.id)
+        if done is not None:
+            if isinstance(event, TERMINAL_EVENTS):
+                del self._choices[event.handle.id]
+                if isinstance(event, LineCompleted):
+                    done(event.text, "")
+                elif isinstance(event, RequestTimedOut):
+                    done(None, "timed out")
+                else:
+                    done(None, event.reason)
+            return
         record = self.records.get(event.handle)
         if record is None:
             return

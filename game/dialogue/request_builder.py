@@ -16,6 +16,7 @@ from game.dialogue.memory import Memories, Memory
 from game.dialogue.persona_prompt import Persona, PromptStyle
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot, RefSnapshot
+from game.sim.attitude import attitude_word
 from game.sim.events import Trigger
 from game.sim.ticks import ticks
 from game.sim.world import World
@@ -118,6 +119,8 @@ class RequestBuilder:
         elif ask.refs:
             subject = self.world.entity_kind(ask.refs[0]) or ""
         priority = priority_of(ask.trigger, predictive)
+        if memory is None:
+            memory = self._memories.of(ask.npc_id)
         parts = LineAskParts(
             ask.npc_id,
             ask.trigger,
@@ -126,10 +129,9 @@ class RequestBuilder:
             subject,
             errand,
             ask.player_text,
+            attitude=attitude_word(memory.attitude),
             errand_state=self._errand_state(ask.npc_id),
         )
-        if memory is None:
-            memory = self._memories.of(ask.npc_id)
         prompt, plan = self._planner.build(parts, memory)
         deadline, timeout = self._budgets[priority]
         signature = (

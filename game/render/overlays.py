@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pygame
 
-from game.render.palette import PLAYER_MARKER, TAG_BG, TAG_TEXT, Rgb, mix
+from game.render.palette import EMOTE_BG, EMOTE_INK, PLAYER_MARKER, TAG_BG, TAG_TEXT, Rgb, mix
 from game.render.text import TextCache
 from game.sim.snapshot import AimView, Vec
 from game.views import CheerView
@@ -185,3 +185,31 @@ def draw_cheer(surface: pygame.Surface, cheer: CheerView, anchor: Vec) -> None:
         pygame.draw.rect(surface, color, (round(x), round(y), size, size + 1))
     star = 1.0 - t
     pygame.draw.circle(surface, PLAYER_MARKER, (ax, ay - 22), 5 + 6 * star, 2)
+
+
+#: The glyph over a villager while an action runs (DejaVu Sans has them all).
+EMOTES = {
+    "follow": "\u2665",  # a heart: coming along with you
+    "fetch": "\u261b",  # a pointing hand: fetching something
+    "put": "\u261b",
+    "show_way": "\u279c",  # an arrow: this way
+    "call": "\u266a",  # a note: calling someone over
+    "come": "\u2026",  # on the way over
+    "turn_away": "\u2717",  # a cross: not now
+}
+
+
+def draw_emote(
+    surface: pygame.Surface, text: TextCache, action: str, at: Vec
+) -> pygame.Rect | None:
+    """A small round bubble with the action's glyph, left-middle at ``at``."""
+    glyph = EMOTES.get(action)
+    if glyph is None:
+        return None
+    ink = text.render(glyph, 13, EMOTE_INK, bold=True)
+    radius = max(ink.get_width(), ink.get_height()) // 2 + 3
+    cx, cy = round(at[0]) + radius, round(at[1])
+    pygame.draw.circle(surface, EMOTE_BG, (cx, cy), radius)
+    pygame.draw.circle(surface, EMOTE_INK, (cx, cy), radius, 1)
+    surface.blit(ink, ink.get_rect(center=(cx, cy)))
+    return pygame.Rect(cx - radius, cy - radius, radius * 2, radius * 2)

@@ -66,6 +66,10 @@ PLAYER_MARKER = (255, 214, 64)
 
 TAG_TEXT = (250, 248, 240)
 TAG_BG = (30, 30, 40)
+#: The name tag's edge by attitude: cross, wary, (neutral has none), friendly, fond.
+ATTITUDE_EDGE = {-2: (214, 72, 60), -1: (226, 160, 60), 1: (120, 196, 110), 2: (90, 210, 120)}
+EMOTE_BG = (250, 246, 232)
+EMOTE_INK = (60, 52, 44)
 ZONE_LINE = (255, 244, 180)
 
 HUD_TEXT = (236, 236, 236)

@@ -19,6 +19,7 @@ from game.render.overlays import (
     draw_aim,
     draw_cheer,
     draw_edge_marker,
+    draw_emote,
     draw_highlight,
     layout_tags,
 )
@@ -156,6 +157,7 @@ class Renderer:
         keep_clear: list[pygame.Rect] = list(self.hud.rects) + self._visible_signs(width, height)
         tags_wanted: list[tuple[str, float, float]] = []
         tag_owners: list[tuple[int, float]] = []
+        moods: dict[int, tuple[int, str]] = {}
         # Villagers stepping aside are drawn first and a little smaller: further back.
         for actor, x, y, angle in sorted(actors, key=lambda item: not item[0].aside):
             sx, sy = camera.world_to_screen(x, y)
@@ -169,6 +171,7 @@ class Renderer:
             if not actor.is_player and actor.name:
                 tags_wanted.append((actor.name, sx, top - 4))
                 tag_owners.append((actor.id, sx))
+                moods[actor.id] = (actor.attitude, actor.action)
             else:
                 keep_clear.append(pygame.Rect(round(sx) - 8, round(top), 16, 12))
             anchors[actor.id] = (sx, top - 2)
@@ -177,9 +180,16 @@ class Renderer:
         # Tags go over carried props, so a crate on the player's head never hides a name.
         placed = layout_tags(tags_wanted, lambda name: self.tags.get(name).get_size())
         for (actor_id, sx), tag in zip(tag_owners, placed, strict=True):
-            surface.blit(self.tags.get(tag.text), tag.rect)
+            attitude, action = moods.get(actor_id, (0, ""))
+            surface.blit(self.tags.get(tag.text, attitude), tag.rect)
             keep_clear.append(tag.rect)
             anchors[actor_id] = (sx, tag.rect.top - 2)
+            if action:
+                emote = draw_emote(
+                    surface, self.text, action, (tag.rect.right + 3, tag.rect.centery)
+                )
+                if emote is not None:
+                    keep_clear.append(emote)
         if curr.grab_target is not None and target is not None:
             draw_highlight(surface, *target, self._time, self.text)
         for cheer in hud.cheers:

@@ -16,6 +16,7 @@ from typing import Protocol, TypeVar
 import pygame
 
 from game.render.palette import (
+    ATTITUDE_EDGE,
     INK,
     PLAYER_HAT,
     PLAYER_MARKER,
@@ -303,19 +304,27 @@ class NameTags:
         self._size = size
         self._tags: dict[str, pygame.Surface] = {}
 
-    def get(self, name: str) -> pygame.Surface:
-        """Return the tag for ``name``, painting it on first use."""
-        tag = self._tags.get(name)
+    def get(self, name: str, attitude: int = 0) -> pygame.Surface:
+        """Return the tag for ``name``, painting it on first use.
+
+        A villager's attitude towards the traveller tints the plate's edge: green when
+        friendly, amber when wary, red when cross, none when neutral.
+        """
+        key = f"{attitude}|{name}"
+        tag = self._tags.get(key)
         if tag is None:
             glyphs = self._text.render(name, self._size, TAG_TEXT, bold=True)
             tag = pygame.Surface(
                 (glyphs.get_width() + 12, glyphs.get_height() + 4), pygame.SRCALPHA
             )
             pygame.draw.rect(tag, (*TAG_BG, 170), tag.get_rect(), border_radius=7)
+            edge = ATTITUDE_EDGE.get(attitude)
+            if edge is not None:
+                pygame.draw.rect(tag, (*edge, 230), tag.get_rect(), width=2, border_radius=7)
             tag.blit(glyphs, (6, 2))
             if len(self._tags) > 256:  # names come from data; keep the cache bounded anyway
                 self._tags.clear()
-            self._tags[name] = tag
+            self._tags[key] = tag
         return tag
 
     def draw(self, surface: pygame.Surface, name: str, cx: float, bottom: float) -> pygame.Rect:
