@@ -40,6 +40,8 @@ sys.path.insert(0, str(ROOT))
 from ai.config import ModelConfig  # noqa: E402
 from ai.model import prepare_packaged_model, sha256_file  # noqa: E402
 from game.assets import ASSETS_DIR  # noqa: E402
+from game.decisions.policy import place_name  # noqa: E402
+from game.decisions.situations import Situation, SituationWorld, load_situations  # noqa: E402
 from game.dialogue.corpus import (  # noqa: E402
     CorpusRecord,
     corpus_world,
@@ -99,6 +101,17 @@ def _examples(records: tuple[CorpusRecord, ...], tokenizer: Any, world: Any) -> 
     for record in records:
         prompt = tokenizer(record_prompt(record, world), add_special_tokens=True).input_ids
         target = tokenizer(record.line + '"', add_special_tokens=False).input_ids
+        out.append(Example(prompt, target))
+    return out
+
+
+def _decision_examples(
+    situations: tuple[Situation, ...], tokenizer: Any, world: SituationWorld
+) -> list[Example]:
+    out = []
+    for situation in situations:
+        prompt = tokenizer(world.prompt(situation), add_special_tokens=True).input_ids
+        target = tokenizer(world.answer(situation), add_special_tokens=False).input_ids
         out.append(Example(prompt, target))
     return out
 
@@ -225,6 +238,22 @@ def train(args: argparse.Namespace) -> dict[str, object]:
         len(train_records),
         len(held_records),
     )
+    decisions_path = Path(args.decisions)
+    situations: tuple[Situation, ...] = ()
+    if decisions_path.name:
+        places = [place_name(d.label) for d in level.decor if d.label]
+        situations = load_situations(decisions_path, cast, places)
+    train_situations = tuple(s for s in situations if not s.held_out)
+    held_situations = tuple(s for s in situations if s.held_out)
+    if settings.limit:
+        train_situations = train_situations[: settings.limit]
+        held_situations = held_situations[: max(8, settings.limit // 8)]
+    logger.info(
+        "decisions: %d situations, %d for training, %d held out",
+        len(situations),
+        len(train_situations),
+        len(held_situations),
+    )
 
     gguf = prepare_packaged_model(ModelConfig())
     base_sha = sha256_file(gguf)
@@ -248,8 +277,11 @@ def train(args: argparse.Namespace) -> dict[str, object]:
             bias="none",
         ),
     )
+    decision_world = SituationWorld.of(cast)
     train_examples = _examples(train_records, tokenizer, world)
+    train_examples += _decision_examples(train_situations, tokenizer, decision_world)
     held_examples = _examples(held_records, tokenizer, world)
+    held_decisions = _decision_examples(held_situations, tokenizer, decision_world)
     pad_id = int(tokenizer.pad_token_id or 0)
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=settings.lr, weight_decay=0.0)
@@ -262,7 +294,12 @@ def train(args: argparse.Namespace) -> dict[str, object]:
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     held_before = _evaluate(model, held_examples, pad_id, 16)
-    logger.info("held-out loss before training: %.3f", held_before)
+    decisions_before = _evaluate(model, held_decisions, pad_id, 16) if held_decisions else 0.0
+    logger.info(
+        "held-out loss before training: lines %.3f, decisions %.3f",
+        held_before,
+        decisions_before,
+    )
     epochs: list[dict[str, float]] = []
     step = 0
     for epoch in range(settings.epochs):
@@ -290,11 +327,13 @@ def train(args: argparse.Namespace) -> dict[str, object]:
                 )
         model.eval()
         held = _evaluate(model, held_examples, pad_id, 16)
+        held_d = _evaluate(model, held_decisions, pad_id, 16) if held_decisions else 0.0
         epochs.append(
             {
                 "epoch": epoch + 1,
                 "train_loss": round(total / len(batches), 4),
                 "held_out_loss": round(held, 4),
+                "held_out_decision_loss": round(held_d, 4),
                 "seconds": round(time.perf_counter() - t, 1),
             }
         )
@@ -319,10 +358,17 @@ def train(args: argparse.Namespace) -> dict[str, object]:
         "base_sha256": base_sha,
         "corpus_sha256": corpus_sha256(corpus_dir),
         "prompt_style": "village",
-        "records": {"train": len(train_examples), "held_out": len(held_examples)},
+        "records": {
+            "train": len(train_examples),
+            "held_out": len(held_examples),
+            "decisions_train": len(train_situations),
+            "decisions_held_out": len(held_decisions),
+        },
+        "decisions_sha256": sha256_file(decisions_path) if situations else "",
         "settings": asdict(settings),
         "target_modules": list(TARGET_MODULES),
         "held_out_loss_before": round(held_before, 4),
+        "held_out_decision_loss_before": round(decisions_before, 4),
         "epochs": epochs,
         "llama_check": checks,
         "transformers_load_s": round(load_s, 1),
@@ -343,6 +389,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=str(ROOT / "assets" / "models"))
     parser.add_argument("--corpus", default=str(ASSETS_DIR / "dialogue" / "corpus"))
+    parser.add_argument(
+        "--decisions",
+        default=str(ASSETS_DIR / "dialogue" / "decisions" / "corpus.jsonl"),
+        help="decision situations to train on ('' for none)",
+    )
     parser.add_argument("--rank", type=int, default=defaults.rank)
     parser.add_argument("--epochs", type=int, default=defaults.epochs)
     parser.add_argument("--batch", type=int, default=defaults.batch)
