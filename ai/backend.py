@@ -92,10 +92,11 @@ class Backend(Protocol):
         """
         ...
 
-    def score(self, prompt: PromptSpec, continuations: Sequence[str]) -> tuple[float, ...] | None:
-        """Log-likelihood of each continuation right after ``prompt`` (sum over its tokens).
+    def choose(self, prompt: PromptSpec, options: Sequence[str]) -> tuple[int, float] | None:
+        """Which of ``options`` the model finds likeliest to follow ``prompt``.
 
-        None where the backend cannot tell (a chat-format or remote model).
+        Returns its index and a log-probability for it; None where the backend cannot
+        tell (a chat-format or remote model), or when stopped.
         """
         ...
 

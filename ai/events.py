@@ -68,7 +68,7 @@ class LineCompleted:
 
     ``tier`` names the tier that wrote it ("" from a lone runtime, set by the router).
     ``candidates`` holds every candidate judged for a request with a candidate plan;
-    ``scores`` the options' and then the tails' log-likelihoods for a closed choice.
+    ``scores`` the log-probabilities of the option and tail picked for a closed choice.
     """
 
     handle: Handle

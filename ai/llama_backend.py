@@ -223,32 +223,24 @@ class LlamaBackend:
             return None
         return situated - plain
 
-    def score(self, prompt: PromptSpec, continuations: Sequence[str]) -> tuple[float, ...] | None:
-        """Sum of log-probabilities of each continuation's tokens right after ``prompt``.
+    def choose(self, prompt: PromptSpec, options: Sequence[str]) -> tuple[int, float] | None:
+        """The likeliest of ``options`` after ``prompt``, read from the model's own logits.
 
-        Continuations that share a beginning reuse its evaluation (the scorer keeps the
-        KV cache of the last one), so a list of options costs little more than its
-        distinct tokens. None for chat-format models, or when stopped.
+        A greedy search over the options' shared tokens (:meth:`TokenScorer.choose`): a
+        few rows of logits, not a sampled reply. None for chat-format models, or when
+        stopped.
         """
         if self._llm is None:
-            raise RuntimeError("score() called before load()")
+            raise RuntimeError("choose() called before load()")
         if self._use_chat:
             return None
-        text = build_completion_prompt(prompt, prompt.player_text)
-        scorer = self._scorer()
-        out: list[float] = []
         try:
-            for continuation in continuations:
-                if self._abort.is_set:
-                    return None
-                total = scorer.total_logprob(text, continuation)
-                out.append(float("-inf") if total is None else total)
+            return self._scorer().choose(build_completion_prompt(prompt, ""), options)
         except (RuntimeError, ValueError) as exc:
             if self._abort.is_set:
                 return None
-            logger.warning("choice scoring failed: %r", exc)
+            logger.warning("choice failed: %r", exc)
             return None
-        return tuple(out)
 
     def _scorer(self) -> TokenScorer:
         if self._token_scorer is None:

@@ -135,9 +135,9 @@ class OpenAiBackend:
         """Not measured over the network: candidates from a server rank without it."""
         return None
 
-    def score(self, prompt: PromptSpec, continuations: Sequence[str]) -> tuple[float, ...] | None:
+    def choose(self, prompt: PromptSpec, options: Sequence[str]) -> tuple[int, float] | None:
         """Not measured over the network: closed choices are made by the local model."""
-        del prompt, continuations
+        del prompt, options
         return None
 
     def _body(self, prompt: PromptSpec, params: GenerationParams) -> dict[str, Any]:

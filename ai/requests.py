@@ -84,10 +84,9 @@ class CandidatePlan:
 class Choice:
     """Choose among closed options by the model's likelihood, instead of writing text.
 
-    Each of ``options`` is scored as a continuation of the prompt (the sum of its tokens'
-    log-probabilities) and the likeliest wins; then each of ``tails`` is scored after
-    the winner, and the likeliest is appended. The answer is the winner and its tail,
-    verbatim: nothing is sampled, so it is always one of the options.
+    The backend picks the option it finds likeliest to follow the prompt, then the
+    likeliest of ``tails`` after it. The answer is the winner and its tail, verbatim:
+    nothing is sampled, so it is always one of the options.
     """
 
     options: tuple[str, ...]

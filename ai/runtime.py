@@ -160,8 +160,8 @@ class AiRuntime:
         existing handle (raising its priority if this one is higher). A request
         below PLAYER_CHAT arriving sooner than ``scheduler.rate_limit_s`` after
         the previous one from the same NPC at the same priority is dropped as
-        "rate_limited". In degraded mode every request is answered at once by
-        a fallback.
+        "rate_limited" (a closed choice, a decision, is exempt). In degraded mode
+        every request is answered at once by a fallback.
         """
         begin = time.perf_counter()
         try:
@@ -184,7 +184,8 @@ class AiRuntime:
         self._metrics.record_submit(request.priority)
         if self._shut_down:
             return self._reject(ticket, RequestDropped(handle, request, "shutdown"))
-        if request.priority < Priority.PLAYER_CHAT:
+        if request.priority < Priority.PLAYER_CHAT and request.choice is None:
+            # Decisions are few and follow a line of the same villager's by design.
             key = (request.npc_id, request.priority)
             last = self._last_submit.get(key)
             if last is not None and now - last < self._config.scheduler.rate_limit_s:

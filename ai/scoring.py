@@ -13,6 +13,7 @@ still reuses the shared prompt prefix.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -61,13 +62,63 @@ class TokenScorer:
             raise ValueError(f"{len(tokens)} tokens do not fit n_ctx={llm.n_ctx()}")
         return self._evaluate(tokens, start)
 
+    def choose(self, prompt: str, options: Sequence[str]) -> tuple[int, float] | None:
+        """The option the model likes best after ``prompt``, by greedy search of the options.
+
+        The options' tokens form a tree. From the prompt's end, at every point where the
+        options part ways, one row of logits says which next token is likeliest, and the
+        search follows it; stretches that all remaining options share are read without
+        logits, and the search stops as soon as one option is left. A closed set of a few
+        dozen options so costs a handful of output rows instead of one per token of each
+        option. Returns the index and the log-probability of the branches taken.
+        """
+        llm = self._llm
+        if not options:
+            return None
+        head = llm.tokenize(prompt.encode("utf-8"))
+        seqs = [llm.tokenize((prompt + option).encode("utf-8")) for option in options]
+        root = min(_common_prefix(head, seq) for seq in seqs)
+        if root == 0 or any(len(seq) <= root for seq in seqs):
+            return None
+        if max(len(seq) for seq in seqs) > llm.n_ctx():
+            raise ValueError(f"options do not fit n_ctx={llm.n_ctx()}")
+        alive = list(range(len(options)))
+        path = list(seqs[0][:root])
+        logprob = 0.0
+        while len(alive) > 1:
+            depth = len(path)
+            nexts = sorted({seqs[i][depth] for i in alive if len(seqs[i]) > depth})
+            ended = [i for i in alive if len(seqs[i]) == depth]
+            if ended:
+                return ended[0], logprob  # an option that is a prefix of the others
+            if len(nexts) == 1:
+                path.append(nexts[0])  # every option left goes on the same way
+                continue
+            row = self._run(path, len(path) - 1, {len(path) - 1: nexts})[len(path) - 1]
+            best = max(range(len(nexts)), key=row.__getitem__)
+            logprob += row[best]
+            path.append(nexts[best])
+            alive = [i for i in alive if len(seqs[i]) > depth and seqs[i][depth] == nexts[best]]
+        return alive[0], logprob
+
     def _evaluate(self, tokens: list[int], start: int) -> list[float]:
         """Decode ``tokens`` past the cached prefix; log p of each token from ``start`` on."""
+        wanted = {pos: (tokens[pos + 1],) for pos in range(start - 1, len(tokens) - 1)}
+        rows = self._run(tokens, start - 1, wanted)
+        return [rows[pos][0] for pos in sorted(rows)]
+
+    def _run(
+        self, tokens: list[int], keep_max: int, wanted: Mapping[int, Sequence[int]]
+    ) -> dict[int, list[float]]:
+        """Decode ``tokens`` past the cached prefix (at most ``keep_max`` of it kept).
+
+        Returns, for each position in ``wanted``, the log-probabilities of the listed
+        next tokens, read from that position's logits; no other position asks for logits.
+        """
         llm = self._llm
         ctx = llm._ctx
         cached = llm.input_ids[: llm.n_tokens]
-        # Re-decode from the position whose logits predict the first scored token.
-        keep = min(_common_prefix(cached, tokens), start - 1)
+        keep = min(_common_prefix(cached, tokens), keep_max)
         if not ctx.kv_cache_seq_rm(-1, keep, -1):
             keep = 0
             ctx.kv_cache_seq_rm(-1, 0, -1)
@@ -76,27 +127,26 @@ class TokenScorer:
         batch = llm._batch
         raw = batch.batch
         step = llm.n_batch
-        out: list[float] = []
+        out: dict[int, list[float]] = {}
         for begin in range(keep, len(tokens), step):
             chunk = tokens[begin : begin + step]
             raw.n_tokens = len(chunk)
-            wanted: list[tuple[int, int]] = []
+            rows: list[tuple[int, int]] = []
             for i, token in enumerate(chunk):
                 pos = begin + i
                 raw.token[i] = token
                 raw.pos[i] = pos
                 raw.seq_id[i][0] = 0
                 raw.n_seq_id[i] = 1
-                predicts = start - 1 <= pos < len(tokens) - 1
-                raw.logits[i] = predicts
-                if predicts:
-                    wanted.append((i, tokens[pos + 1]))
+                raw.logits[i] = pos in wanted
+                if pos in wanted:
+                    rows.append((i, pos))
             ctx.decode(batch)
             llm.input_ids[begin : begin + len(chunk)] = chunk
             llm.n_tokens = begin + len(chunk)
-            for row, target in wanted:
+            for row, pos in rows:
                 logits = np.ctypeslib.as_array(ctx.get_logits_ith(row), shape=(self._n_vocab,))
                 top = float(logits.max())
                 log_norm = top + float(np.log(np.exp(logits - top).sum()))
-                out.append(float(logits[target]) - log_norm)
+                out[pos] = [float(logits[t]) - log_norm for t in wanted[pos]]
         return out

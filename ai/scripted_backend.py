@@ -53,7 +53,7 @@ class ScriptedHang:
 ScriptedReply = str | ScriptedError | ScriptedHang
 Script = Mapping[str, ScriptedReply] | Callable[[PromptSpec], ScriptedReply]
 Chooser = Callable[[PromptSpec, Sequence[str]], tuple[float, ...] | None]
-"""Scripted scores for :meth:`ScriptedBackend.score`: a test decides what is chosen."""
+"""Scripted scores for :meth:`ScriptedBackend.choose`: a test decides what is chosen."""
 
 
 def default_line(prompt: PromptSpec) -> str:
@@ -96,7 +96,7 @@ class ScriptedBackend:
         self._n_ctx = n_ctx
         self._chooser = chooser
         self._style = prompt_style
-        self.score_calls = 0
+        self.choose_calls = 0
 
     @property
     def thread_ids(self) -> tuple[int, ...]:
@@ -177,20 +177,23 @@ class ScriptedBackend:
         plain = set(words(f"{neutral.situation} {neutral.player_text}"))
         return (len(line & situated) - len(line & plain)) / len(line)
 
-    def score(self, prompt: PromptSpec, continuations: Sequence[str]) -> tuple[float, ...] | None:
-        """Deterministic stand-in for a likelihood: the scripted chooser's scores, else the
-        words each continuation shares with the player's text (the earlier option wins a
-        tie). Takes the scripted time of reading one token per continuation."""
+    def choose(self, prompt: PromptSpec, options: Sequence[str]) -> tuple[int, float] | None:
+        """Deterministic stand-in for the model's choice: the best of the scripted
+        chooser's scores, else of the words each option shares with the player's text
+        (the earlier option wins a tie). Takes the scripted time of two output rows."""
         self._record_thread()
-        self.score_calls += 1
-        if not _sleep(self._timings.ttft_s + self._timings.token_s * len(continuations), _never):
+        self.choose_calls += 1
+        if not _sleep(self._timings.ttft_s + self._timings.token_s * 2, _never):
             return None
         if self._chooser is not None:
-            return self._chooser(prompt, continuations)
-        said = set(words(prompt.player_text))
-        return tuple(
-            len(set(words(text)) & said) - i * 1e-3 for i, text in enumerate(continuations)
-        )
+            scores = self._chooser(prompt, options)
+        else:
+            said = set(words(prompt.player_text))
+            scores = tuple(len(set(words(text)) & said) for text in options)
+        if scores is None or not scores:
+            return None
+        best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+        return best, float(scores[best])
 
     def close(self) -> None:
         """Nothing native to free; remembered so tests can check it was called."""

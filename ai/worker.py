@@ -282,21 +282,23 @@ class Worker:
     def _serve_choice(
         self, ticket: Ticket, choice: Choice, prompt: PromptSpec, started: float
     ) -> None:
-        """Score the closed options, then the tails after the winner; nothing is sampled."""
+        """Choose among the closed options, then among the tails after the winner."""
         request = ticket.request
         backend = self._backend
         try:
-            scores = backend.score(prompt, choice.options) if choice.options else None
+            picked = backend.choose(prompt, choice.options) if choice.options else None
             text = tail = ""
-            tail_scores: tuple[float, ...] | None = ()
-            if scores is not None:
-                text = choice.options[max(range(len(scores)), key=scores.__getitem__)]
+            scores: tuple[float, ...] = ()
+            if picked is not None:
+                text, scores = choice.options[picked[0]], (picked[1],)
                 if choice.tails:
-                    after = replace(prompt, opener=prompt.opener + text)
-                    tail_scores = backend.score(after, choice.tails)
-                    if tail_scores is not None:
-                        best = max(range(len(tail_scores)), key=tail_scores.__getitem__)
-                        tail = choice.tails[best]
+                    after = backend.choose(
+                        replace(prompt, opener=prompt.opener + text), choice.tails
+                    )
+                    if after is None:
+                        picked = None
+                    else:
+                        tail, scores = choice.tails[after[0]], (picked[1], after[1])
         except Exception as exc:
             if ticket.cancel_reason is not None:
                 self._stopped(ticket)  # an interrupted decode: stopped on purpose
@@ -307,7 +309,7 @@ class Worker:
         if ticket.cancel_reason is not None:
             self._stopped(ticket)
             return
-        if scores is None or tail_scores is None:
+        if picked is None:
             self._finish(ticket, LineFailed(ticket.handle, request, "unsupported"))
             return
         ended = self._clock()
@@ -318,9 +320,7 @@ class Worker:
             tokens_per_s=0.0,
             total_s=ended - ticket.submitted_at,
         )
-        event = LineCompleted(
-            ticket.handle, request, text + tail, stats, scores=(*scores, *tail_scores)
-        )
+        event = LineCompleted(ticket.handle, request, text + tail, stats, scores=scores)
         self._finish(ticket, event)
 
     def _emit(self, ticket: Ticket, event: AiEvent) -> None:

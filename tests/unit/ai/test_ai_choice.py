@@ -1,9 +1,9 @@
-"""Closed choices on the worker: options scored by likelihood, then the tails after the winner.
+"""Closed choices on the worker: the likeliest option, then the likeliest tail after it.
 
-A request with a ``Choice`` is never sampled: the backend scores each option as a
-continuation of the prompt, the likeliest wins, and the tails are scored after it. A
-backend that cannot score answers "unsupported", and the router keeps choices on the
-local tier, the only one whose logits it can read.
+A request with a ``Choice`` is never sampled: the backend picks the option it finds
+likeliest, then a tail with the winner as the opener. A backend that cannot choose
+answers "unsupported", and the router keeps choices on the local tier, the only one
+whose logits it can read.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_the_likeliest_option_and_tail_are_the_answer(
     (done,) = log.of(LineCompleted)
     assert isinstance(done, LineCompleted)
     assert done.text == 'carry on; pleased"'
-    assert done.scores == (-5.0, -1.0, -1.0, -5.0)
+    assert done.scores == (-1.0, -1.0)
     # The tails are scored after the winning option, which becomes the opener.
     assert [(p.opener, texts) for p, texts in chooser.calls] == [
         ("", CHOICE.options),
@@ -78,7 +78,7 @@ def test_the_likeliest_option_and_tail_are_the_answer(
     assert not log.of(LineFailed)
 
 
-def test_a_backend_that_cannot_score_answers_unsupported(
+def test_a_backend_that_cannot_choose_answers_unsupported(
     make_runtime: Callable[..., AiRuntime],
 ) -> None:
     backend = ScriptedBackend(fast_config().scripted, chooser=lambda prompt, texts: None)
@@ -99,7 +99,7 @@ def test_default_scripted_scores_follow_the_players_words(
     assert isinstance(done, LineCompleted)
     # No tail shares a word with the player: the earlier one wins the tie.
     assert done.text == 'fetch the apple; unmoved"'
-    assert backend.score_calls == 2
+    assert backend.choose_calls == 2
 
 
 def test_the_router_keeps_a_choice_on_the_local_tier(fallback: RecordingFallback) -> None:
@@ -121,6 +121,6 @@ def test_the_router_keeps_a_choice_on_the_local_tier(fallback: RecordingFallback
         # A predictive line goes to the remote tier first; the choice does not.
         assert [by_handle[h].tier for h in handles] == ["remote", "local"]  # type: ignore[attr-defined]
         assert by_handle[handles[1]].text == 'carry on; unmoved"'  # type: ignore[attr-defined]
-        assert (local.score_calls, remote.score_calls) == (2, 0)
+        assert (local.choose_calls, remote.choose_calls) == (2, 0)
     finally:
         router.shutdown()
