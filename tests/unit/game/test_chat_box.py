@@ -11,6 +11,7 @@ from game.chat_box import NOBODY_NEAR, NOTICE_TICKS, PREPARE_EVERY_TICKS, ChatBo
 from game.sim.cast import load_cast
 from game.sim.level import load_level
 from game.sim.npc import NpcState
+from game.sim.orders import ActionKind, Order
 from game.sim.player import PlayerIntent
 from game.sim.world import World
 
@@ -173,3 +174,38 @@ def test_typed_text_is_handed_over_from_the_first_key_then_every_fifth_of_a_seco
     box.type("What do you sell?")
     wait(1)
     assert typed()[-1] == "What do you sell?"  # the same line again, handed over again
+
+
+def test_a_villager_turning_away_ends_the_chat_and_says_so(world: World) -> None:
+    marta = stand_by(world, "baker")
+    box = ChatBox(world, Speech())
+    assert box.open()
+    assert world.start_action(marta, Order(ActionKind.TURN_AWAY))
+    world.step(STAY)
+    box.update()
+    assert not box.is_open
+    view = box.view()
+    assert view is not None
+    assert view.notice == "Marta turned away from you. Chat closed."
+
+
+def test_a_villager_who_walks_off_to_fetch_something_says_where_they_went(
+    world: World,
+) -> None:
+    marta = stand_by(world, "baker")
+    box = ChatBox(world, Speech())
+    assert box.open()
+    apple = next(
+        p.id
+        for p in sorted(world.props, key=lambda p: abs(p.body.position.x - 1000.0))
+        if p.kind.name == "apple"
+    )
+    assert world.start_action(marta, Order(ActionKind.FETCH, prop_id=apple))
+    for _ in range(600):
+        world.step(STAY)
+        box.update()
+        if not box.is_open:
+            break
+    view = box.view()
+    assert view is not None
+    assert view.notice == "Marta went to fetch it. Chat closed."
