@@ -18,11 +18,11 @@ import math
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ai import Choice, LineRequest, Priority
-from game.decisions.options import FETCH_RADIUS, Choices, OptionFinder
+from game.decisions.options import BASKET_ZONE, FETCH_RADIUS, Choices, OptionFinder
 from game.decisions.policy import MOODS, Event, Mood, Option
 from game.decisions.prompt import (
     action_continuations,
@@ -39,6 +39,8 @@ from game.sim.events import (
     ErrandCompleted,
     GameEvent,
     PropHitNpc,
+    SpeechWanted,
+    Trigger,
 )
 from game.sim.orders import ActionKind, Order
 from game.sim.world import World
@@ -59,6 +61,8 @@ HIT_AGAIN_TICKS = 600
 DECISION_DEADLINE_S = 1.5
 DECISION_TIMEOUT_S = 4.0
 RECENT = 8
+OFFER_ATTITUDE = 2
+"""A villager this fond of the traveller helps with the basket unasked."""
 
 
 class ChoiceLane(Protocol):
@@ -95,7 +99,8 @@ class Decision:
     done_at: float | None = None
     outcome: str = ""
     fell_back: str = ""
-    text: str = field(default="")
+    note: str = ""
+    """Why a decision was made unasked ("offered help"), for F3."""
 
     @property
     def latency_ms(self) -> float:
@@ -147,8 +152,31 @@ class Decider:
                     self.ask(tick, event.npc_id, "hit_again")
             elif isinstance(event, ErrandCompleted):
                 self.ask(tick, event.giver_id, "errand_done")
+            elif (
+                isinstance(event, SpeechWanted)
+                and event.trigger is Trigger.GREET
+                and self._memories.of(event.npc_id).attitude >= OFFER_ATTITUDE
+            ):
+                self.offer_help(tick, event.npc_id)
             elif isinstance(event, ActionEnded):
                 self.outcomes[f"{event.kind}:{event.outcome}"] += 1
+
+    def offer_help(self, tick: int, npc_id: int) -> None:
+        """A fond villager greeting the traveller lends a hand unasked: with an apple for
+        the basket while that errand is open and one is within reach. Decided by rule."""
+        if not any(
+            e.spec.kind == "deliver" and e.spec.zone == BASKET_ZONE and not e.done
+            for e in self._world.errands.errands
+        ):
+            return
+        player = self._world.player_status()
+        choices = self._finder.choices(npc_id)
+        option = next((o for o in choices.options if o.kind is ActionKind.PUT), None)
+        if option is None:
+            return
+        snapshot = DecisionSnapshot(tick, npc_id, "chat", choices, player.x, player.y)
+        decision = Decision(snapshot, "rules", self._clock(), note="offered help")
+        self._done(decision, option, "unmoved")
 
     def chat_replied(self, tick: int, npc_id: int, player_text: str) -> None:
         """A reply to the traveller is on screen: the villager decides what to do about it."""
@@ -344,5 +372,6 @@ class Decider:
             name = status.name if status is not None else "?"
             option = d.option.text if d.option is not None else "?"
             source = d.source + (f" after {d.fell_back}" if d.fell_back else "")
+            source += f", {d.note}" if d.note else ""
             rows.append((name, f"{option}, {d.mood} · {source} · {d.outcome}"))
         return tuple(rows)

@@ -87,3 +87,35 @@ def test_the_rules_decide_the_same_with_the_model_off(
     assert apples_in_basket(village) == before + 1
     assert village.decider is not None
     assert village.decider.made["rules"] == 1
+
+
+def test_a_fond_villager_greeting_the_traveller_helps_with_the_basket_unasked(
+    make_village: Callable[..., Session],
+) -> None:
+    village = make_village('game.dialogue.ai_mode="off"', wait=False)
+    marta = npc_named(village, "Marta")
+    village.dialogue.memories.of(marta).attitude = 2
+    village.world.set_attitude(marta, 2)
+    before = apples_in_basket(village)
+    for _ in range(200):  # walk up to her: she greets, and goes to help
+        village.step(LEFT)
+        if village.world.npc(marta).action:  # type: ignore[union-attr]
+            break
+    assert village.world.npc(marta).action == "put"  # type: ignore[union-attr]
+    _, ended = run_until_action_ends(village, 1800)
+    assert ended[0].outcome == "done"
+    wait(village, 90)
+    assert apples_in_basket(village) == before + 1
+    decider = village.decider
+    assert decider is not None
+    assert [d.note for d in decider.recent] == ["offered help"]
+
+
+def test_a_neutral_villager_greeting_the_traveller_does_nothing_unasked(
+    make_village: Callable[..., Session],
+) -> None:
+    village = make_village('game.dialogue.ai_mode="off"', wait=False)
+    near_marta(village)
+    wait(village, 300)
+    assert village.decider is not None
+    assert not village.decider.recent
