@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM as a polite request to stop, not an exception in the middle of a tick.
+"""SIGINT, SIGTERM and SIGHUP as a polite request to stop, not an exception in a tick.
 
 The handlers only set a flag (and run a few registered callbacks, such as telling the
 window loop to finish its frame). The loop notices the flag between ticks, so the run ends
@@ -15,11 +15,12 @@ from types import FrameType
 
 logger = logging.getLogger(__name__)
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: SIGHUP too: closing the terminal ends the run as cleanly as Ctrl+C does.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class StopRequest:
-    """A flag that SIGINT/SIGTERM set; check it between ticks with ``requested``."""
+    """A flag that the stop signals set; check it between ticks with ``requested``."""
 
     def __init__(self) -> None:
         self.signum: int | None = None
@@ -31,7 +32,7 @@ class StopRequest:
         return self.signum is not None
 
     def install(self) -> None:
-        """Route SIGINT and SIGTERM here; only possible on the main thread."""
+        """Route the stop signals here; only possible on the main thread."""
         if threading.current_thread() is not threading.main_thread():
             return
         for signum in STOP_SIGNALS:

@@ -1,4 +1,4 @@
-"""SIGINT, SIGTERM and SIGKILL in the middle of a headless run (scripted model)."""
+"""SIGINT, SIGTERM, SIGHUP and SIGKILL in the middle of a headless run (scripted model)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _wait_for_bubbles(log: Path, process: subprocess.Popen[str]) -> None:
     pytest.fail("no bubbles were logged")
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_stop_signal_writes_an_interrupted_report(tmp_path: Path, signum: int) -> None:
     process, report, log = _start(tmp_path)
     _wait_for_bubbles(log, process)
