@@ -30,6 +30,10 @@ def _require(condition: bool, message: str) -> None:
         raise ValueError(message)
 
 
+_PATH_MAX = 4096
+"""The longest path the system takes (Linux's PATH_MAX)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelConfig:
     """Which backend to run and how to load the model."""
@@ -68,6 +72,13 @@ class ModelConfig:
         _require(256 <= self.n_ctx <= 131072, "model.n_ctx must be in 256..131072")
         _require(1 <= self.n_batch <= self.n_ctx, "model.n_batch must be in 1..n_ctx")
         _require(0.0 < self.adapter_scale <= 4.0, "model.adapter_scale must be in (0, 4]")
+        for name in ("model_path", "model_dir", "adapter"):
+            value = getattr(self, name)
+            _require(
+                len(value.encode("utf-8", "surrogateescape")) <= _PATH_MAX,
+                f"model.{name} is {len(value)} characters long; a path is at most {_PATH_MAX}",
+            )
+            _require("\0" not in value, f"model.{name} must not contain a NUL character")
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,9 +60,13 @@ def default_model_dir(config: ModelConfig) -> Path:
 
 def check_gguf_file(path: Path) -> None:
     """Raise :class:`ModelLoadError` unless ``path`` is a readable file with GGUF magic."""
-    if not path.exists():
+    try:
+        exists, is_file = path.exists(), path.is_file()
+    except OSError as exc:  # a name too long, a component that is not a folder, ...
+        raise ModelLoadError(f"cannot use the model path: {exc.strerror}") from exc
+    if not exists:
         raise ModelLoadError(f"model file not found: {path}")
-    if not path.is_file():
+    if not is_file:
         raise ModelLoadError(f"model path is not a file: {path}")
     try:
         with path.open("rb") as handle:

@@ -103,3 +103,16 @@ def test_a_remote_base_model_beside_the_adapter_warns() -> None:
     assert 'ai.model.adapter = ""' in warning
     plain = replace(remote, ai=replace(remote.ai, model=replace(remote.ai.model, adapter="")))
     assert setting_warnings(plain, cores=2, memory=None) == []
+
+
+def test_a_100_kb_model_path_is_one_config_line(run_game) -> None:
+    outcome = run_game("--model", "a" * 100_000)
+    assert_one_clean_line(outcome, "model_path", "4096")
+
+
+def test_a_path_with_an_overlong_name_is_a_clear_load_message() -> None:
+    from ai.backend import ModelLoadError
+    from ai.model import check_gguf_file
+
+    with pytest.raises(ModelLoadError, match="cannot use the model path"):
+        check_gguf_file(Path("x" * 300 + ".gguf"))
