@@ -175,6 +175,12 @@ def open_save(village: Session, settings: Settings, options: Options) -> Autosav
             f"{store.moved_aside.name} and started a new game",
             file=sys.stderr,
         )
+    if store.dropped:
+        print(
+            f"zerostall: the save had {len(store.dropped)} damaged entr"
+            f"{'y' if len(store.dropped) == 1 else 'ies'}, left out: {'; '.join(store.dropped)}",
+            file=sys.stderr,
+        )
     if state is not None:
         lines = restore(village.world, village.dialogue.memories, state)
         logger.info("continuing the saved game: %d lines remembered (save %d)", lines, state.saves)

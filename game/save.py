@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sqlite3
 import threading
@@ -84,6 +85,8 @@ class SaveStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.moved_aside: Path | None = None
+        self.dropped: list[str] = []
+        """What the last ``load`` left out, one entry per damaged row."""
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = self._open()
@@ -116,29 +119,47 @@ class SaveStore:
         return aside
 
     def load(self) -> SaveState | None:
-        """The saved state, or None when nothing was saved yet."""
+        """The saved state, or None when nothing was saved yet.
+
+        Every row is checked (types, shapes, ranges); a damaged one is left out and named
+        in ``dropped``, and the rest of the save is used. Only a file SQLite cannot read
+        is damage to the whole save.
+        """
         db = self._db
+        self.dropped = []
         info = db.execute("SELECT saves, tick FROM info WHERE id = 1").fetchone()
         if info is None:
             return None
-        memories = {
-            npc: _memory(lines, facts, summary, attitude)
-            for npc, lines, facts, summary, attitude in db.execute(
-                "SELECT npc, lines, facts, summary, attitude FROM memory"
+        memories: dict[str, SavedMemory] = {}
+        for npc, lines, facts, summary, attitude in db.execute(
+            "SELECT npc, lines, facts, summary, attitude FROM memory"
+        ):
+            try:
+                memories[_key(npc)] = _memory(lines, facts, summary, attitude)
+            except (ValueError, TypeError, AttributeError, KeyError) as exc:
+                self.dropped.append(f"memory of {npc!r} ({exc})")
+        errands: dict[str, tuple[int, bool]] = {}
+        for errand_id, progress, done in db.execute("SELECT id, progress, done FROM errand"):
+            try:
+                errands[_key(errand_id)] = (_count(progress), _flag(done))
+            except (ValueError, TypeError) as exc:
+                self.dropped.append(f"errand {errand_id!r} ({exc})")
+        player_row = db.execute("SELECT x, y FROM player WHERE id = 1").fetchone()
+        player: tuple[float, float] | None = None
+        if player_row is not None:
+            try:
+                player = (_finite(player_row[0]), _finite(player_row[1]))
+            except (ValueError, TypeError) as exc:
+                self.dropped.append(f"the player's place ({exc})")
+        saves, tick = _count_or_zero(info[0]), _count_or_zero(info[1])
+        if self.dropped:
+            logger.warning(
+                "save file %s: left out %d damaged row(s): %s",
+                self.path,
+                len(self.dropped),
+                "; ".join(self.dropped),
             )
-        }
-        errands = {
-            errand_id: (int(progress), bool(done))
-            for errand_id, progress, done in db.execute("SELECT id, progress, done FROM errand")
-        }
-        player = db.execute("SELECT x, y FROM player WHERE id = 1").fetchone()
-        return SaveState(
-            memories,
-            errands,
-            None if player is None else (float(player[0]), float(player[1])),
-            int(info[1]),
-            int(info[0]),
-        )
+        return SaveState(memories, errands, player, tick, saves)
 
     def write(self, state: SaveState) -> int:
         """Replace the saved state with ``state`` in one transaction; return the save count."""
@@ -146,7 +167,7 @@ class SaveStore:
         db.execute("BEGIN IMMEDIATE")
         try:
             row = db.execute("SELECT saves FROM info WHERE id = 1").fetchone()
-            saves = (0 if row is None else int(row[0])) + 1
+            saves = (0 if row is None else _count_or_zero(row[0])) + 1
             db.execute("DELETE FROM memory")
             db.executemany(
                 "INSERT INTO memory (npc, lines, facts, summary, attitude) VALUES (?, ?, ?, ?, ?)",
@@ -186,15 +207,68 @@ def _summary_json(memory: SavedMemory) -> str:
     return json.dumps({"older": memory.older, "topics": list(memory.topics)})
 
 
-def _memory(lines: str, facts: str, summary: str, attitude: int) -> SavedMemory:
-    parts = json.loads(summary) if summary else {}
+def _memory(lines: object, facts: object, summary: object, attitude: object) -> SavedMemory:
+    """One memory row, checked: every field of the shape and within the range it must be."""
+    parts = json.loads(_text(summary)) if summary else {}
+    if not isinstance(parts, dict):
+        raise ValueError("summary is not an object")
+    window = json.loads(_text(lines))
+    if not isinstance(window, list) or not all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+        for pair in window
+    ):
+        raise ValueError("lines are not (speaker, text) pairs")
+    kept = json.loads(_text(facts))
+    if not isinstance(kept, list) or not all(isinstance(fact, str) for fact in kept):
+        raise ValueError("facts are not strings")
+    topics = parts.get("topics", [])
+    if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+        raise ValueError("topics are not strings")
+    feeling = _count(attitude, low=-2, high=2)
     return SavedMemory(
-        tuple((str(speaker), str(text)) for speaker, text in json.loads(lines)),
-        tuple(str(fact) for fact in json.loads(facts)),
-        int(parts.get("older", 0)),
-        tuple(str(topic) for topic in parts.get("topics", ())),
-        int(attitude),
+        tuple((speaker, text) for speaker, text in window),
+        tuple(kept),
+        _count(parts.get("older", 0)),
+        tuple(topics),
+        feeling,
     )
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, found {type(value).__name__}")
+    return value
+
+
+def _key(value: object) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("an empty or non-text key")
+    return value
+
+
+def _count(value: object, low: int = 0, high: int = 2**31) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValueError(f"{value!r} is not a whole number in {low}..{high}")
+    return value
+
+
+def _count_or_zero(value: object) -> int:
+    try:
+        return _count(value)
+    except ValueError:
+        return 0
+
+
+def _flag(value: object) -> bool:
+    if value not in (0, 1) or isinstance(value, float):
+        raise ValueError(f"{value!r} is not 0 or 1")
+    return bool(value)
+
+
+def _finite(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{value!r} is not a finite number")
+    return float(value)
 
 
 class _ForeignError(Exception):

@@ -160,3 +160,41 @@ def test_sigkill_while_saving_never_loses_a_committed_save(tmp_path: Path) -> No
         if state.saves == last_saves:
             assert state_digest(state) == last_digest, run
     assert committed_total > 100
+
+
+DAMAGE = [
+    ("UPDATE memory SET lines = '[[\"Marta\", \"Fresh bread!\"' WHERE npc = 'baker'", "memory"),
+    ("UPDATE memory SET facts = '{\"a\": 1}' WHERE npc = 'baker'", "memory"),
+    ("UPDATE memory SET attitude = 'very' WHERE npc = 'baker'", "memory"),
+    ("UPDATE player SET x = 'abc'", "player"),
+    ("UPDATE errand SET progress = -3 WHERE id = 'apples'", "errand"),
+    ("UPDATE info SET saves = 'many'", ""),
+]
+
+
+def test_a_damaged_row_is_left_out_and_the_rest_of_the_save_continues(tmp_path: Path) -> None:
+    """One bad row (bad JSON, a wrong shape, a wrong type) costs that row, never the save."""
+    for statement, what in DAMAGE:
+        path = tmp_path / f"save-{DAMAGE.index((statement, what))}.sqlite3"
+        store = SaveStore(path)
+        memories = {
+            "baker": MemoryRecord((("Marta", "Fresh bread!"),), ("the traveller bumped",)),
+            "guard": MemoryRecord((("Sela", "Halt."),), (), attitude=-1),
+        }
+        store.write(SaveState(memories, {"apples": (2, False)}, (1500.0, 40.0), 600))
+        store.close()
+        db = sqlite3.connect(path)
+        db.execute(statement)
+        db.commit()
+        db.close()
+        run = _play("--ticks", "1", "--save", str(path), "--log", "INFO")
+        assert run.returncode == 0, run.stderr
+        assert "Traceback" not in run.stderr
+        assert "continuing the saved game" in run.stderr, statement
+        assert path.exists()
+        assert not list(tmp_path.glob(f"{path.name}.unusable-*")), "the save was kept"
+        if what:
+            assert f"left out: {what}" in run.stderr or what in run.stderr, run.stderr
+        loaded = SaveStore(path).load()
+        assert loaded is not None
+        assert loaded.memories["guard"].attitude == -1, "the good rows are all there"
