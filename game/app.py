@@ -42,7 +42,7 @@ from game.dialogue.persona_prompt import Persona, shared_context
 from game.dialogue.request_builder import TemplateFallback
 from game.dialogue.templates import TemplateLines
 from game.gcwatch import settle_heap
-from game.save import Saver, SaveStore, default_save_path, start_new
+from game.save import SaveInUseError, Saver, SaveStore, default_save_path, start_new
 from game.session import Session
 from game.setting_checks import warn_about
 from game.settings import ConfigError
@@ -166,6 +166,11 @@ def open_save(village: Session, settings: Settings, options: Options) -> Autosav
             start_new(path)
         store = SaveStore(path)
         state = store.load()
+    except SaveInUseError as exc:
+        if options.headless:
+            raise ConfigError(f"{exc}; use another --save path") from None
+        print(f"zerostall: {exc}; playing without saving", file=sys.stderr)
+        return None
     except (OSError, sqlite3.Error) as exc:
         logger.warning("cannot use the save file %s (%s); playing without saving", path, exc)
         return None

@@ -9,6 +9,7 @@ starts fresh with one clear message.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import math
@@ -19,6 +20,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from game.dialogue.memory import MemoryRecord as SavedMemory
 
@@ -59,6 +61,8 @@ def default_save_path() -> Path:
 def start_new(path: Path) -> None:
     """``--new``: keep the current save as ``<name>.previous`` so the new game starts empty."""
     previous = path.with_name(path.name + ".previous")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _lock(path).close()  # never while another game has the save open
     for suffix in ("", "-wal", "-shm"):
         source = Path(f"{path}{suffix}")
         target = Path(f"{previous}{suffix}")
@@ -88,6 +92,7 @@ class SaveStore:
         self.dropped: list[str] = []
         """What the last ``load`` left out, one entry per damaged row."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = _lock(path)
         try:
             self._db = self._open()
         except (sqlite3.DatabaseError, _ForeignError) as exc:
@@ -196,8 +201,29 @@ class SaveStore:
         return saves
 
     def close(self) -> None:
-        """Close the file (the WAL is checkpointed by SQLite)."""
+        """Close the file (the WAL is checkpointed by SQLite) and let go of its lock."""
         self._db.close()
+        self._lock.close()
+
+
+class SaveInUseError(OSError):
+    """Another running game holds this save; the message is meant for a human."""
+
+
+def _lock(path: Path) -> IO[bytes]:
+    """Take the save's advisory lock (a ``.lock`` file beside it) for as long as it is open.
+
+    Two games on one save would interleave their commits and the second would overwrite
+    the first's memories; the second gets ``SaveInUseError`` instead. The lock goes with
+    the process, so a game that was killed never leaves a stale one behind.
+    """
+    handle = open(path.with_name(path.name + ".lock"), "ab")  # noqa: SIM115 - held open
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise SaveInUseError(f"{path} is in use by another running game") from None
+    return handle
 
 
 def _summary_json(memory: SavedMemory) -> str:

@@ -14,8 +14,18 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from game.dialogue.memory import MemoryRecord
-from game.save import APPLICATION_ID, SCHEMA_V1, SCHEMA_VERSION, SaveState, SaveStore, state_digest
+from game.save import (
+    APPLICATION_ID,
+    SCHEMA_V1,
+    SCHEMA_VERSION,
+    SaveInUseError,
+    SaveState,
+    SaveStore,
+    state_digest,
+)
 
 
 def _v1_file(path: Path) -> None:
@@ -198,3 +208,43 @@ def test_a_damaged_row_is_left_out_and_the_rest_of_the_save_continues(tmp_path: 
         loaded = SaveStore(path).load()
         assert loaded is not None
         assert loaded.memories["guard"].attitude == -1, "the good rows are all there"
+
+
+def test_a_second_store_on_an_open_save_is_refused_until_the_first_closes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "save.sqlite3"
+    first = SaveStore(path)
+    with pytest.raises(SaveInUseError, match="in use by another running game"):
+        SaveStore(path)
+    first.close()
+    SaveStore(path).close()
+
+
+def test_two_games_on_one_save_never_interleave(tmp_path: Path) -> None:
+    """The second headless game on a save in use refuses with one line and exit 2."""
+    path = tmp_path / "save.sqlite3"
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    argv = [sys.executable, "-m", "game", "--headless", "--backend", "scripted"]
+    first = subprocess.Popen(
+        [*argv, "--ticks", "100000", "--save", str(path), "--log", "INFO"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        end = time.monotonic() + 60
+        while not path.exists() and time.monotonic() < end:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        second = _play("--ticks", "60", "--save", str(path))
+        assert second.returncode == 2, second.stderr
+        assert "in use by another running game" in second.stderr
+        assert "Traceback" not in second.stderr
+        again = _play("--ticks", "60", "--save", str(path), "--new")
+        assert again.returncode == 2, again.stderr
+        assert not path.with_name(path.name + ".previous").exists(), "--new kept its hands off"
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=60)
+    assert first.returncode == 0
