@@ -217,7 +217,9 @@ class RemoteConfig:
     ``/completions`` (few-shot prompts for base models) or ``/chat/completions``
     (instruct models). ``api_key_env`` names the environment variable that holds
     the key ("" sends none): the key itself never appears in a file or a log.
-    ``lanes`` is how many requests may stream from the server at once.
+    ``lanes`` is how many requests may stream from the server at once. A line of the
+    event stream longer than ``max_line_bytes``, or a reply longer than
+    ``max_reply_bytes``, fails the request (and counts against the tier).
     """
 
     enabled: bool = False
@@ -229,6 +231,8 @@ class RemoteConfig:
     read_timeout_s: float = 5.0
     request_timeout_s: float = 10.0
     lanes: int = 1
+    max_line_bytes: int = 65536
+    max_reply_bytes: int = 1048576
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.base_url)
@@ -245,6 +249,14 @@ class RemoteConfig:
             value = getattr(self, name)
             _require(0.0 < value <= 600.0, f"remote.{name} must be in (0, 600]")
         _require(1 <= self.lanes <= 16, "remote.lanes must be in 1..16")
+        _require(
+            1024 <= self.max_line_bytes <= 16 * 1048576,
+            "remote.max_line_bytes must be in 1024..16777216",
+        )
+        _require(
+            self.max_line_bytes <= self.max_reply_bytes <= 64 * 1048576,
+            "remote.max_reply_bytes must be in max_line_bytes..67108864",
+        )
 
 
 @dataclass(frozen=True, slots=True)

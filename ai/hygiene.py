@@ -175,8 +175,11 @@ def is_garbage(text: str, min_letters: int = 2) -> bool:
 
     A stutter is a short fragment repeated three or more times in a row, covering more
     than half of the line ignoring spaces: what a damaged model file writes
-    ("DukeDukeDuke...", "NANNANNAN...").
+    ("DukeDukeDuke...", "NANNANNAN..."). A replacement character (U+FFFD) anywhere means
+    bytes that were not text reached it: never a bubble.
     """
+    if "\ufffd" in text:
+        return True
     letters = sum(1 for ch in text if ch.isalpha())
     if letters < max(1, min_letters):
         return True

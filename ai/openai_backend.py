@@ -20,12 +20,13 @@ the worker turns into ``LineFailed`` and the runtime into a fallback line.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import logging
 import os
 import threading
 import time
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -172,7 +173,11 @@ class OpenAiBackend:
                     raise GenerationError(
                         f"http {response.status_code}", text[:_ERROR_BODY_CHARS].strip()
                     )
-                async for line in response.aiter_lines():
+                config = self._config
+                lines = _capped_lines(
+                    response.aiter_bytes(), config.max_line_bytes, config.max_reply_bytes
+                )
+                async for line in lines:
                     data = _sse_data(line)
                     if data is None:
                         continue
@@ -277,6 +282,42 @@ def _url_problem(url: str) -> str:
     if port is not None and not 0 < port < 65536:
         return f"{url}: port {port} is out of range"
     return ""
+
+
+async def _capped_lines(
+    chunks: AsyncIterator[bytes], max_line: int, max_reply: int
+) -> AsyncGenerator[str, None]:
+    """The stream's lines, decoded as strict UTF-8 across chunk boundaries, with caps.
+
+    A line longer than ``max_line`` bytes or a reply longer than ``max_reply`` fails the
+    request before it is parsed (a 10 MB line never reaches ``json.loads``, which would
+    hold the interpreter for as long as it reads), and so does any byte that is not
+    UTF-8: a bubble never shows U+FFFD for what a server sent.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    pending = ""
+    total = 0
+    async for chunk in chunks:
+        total += len(chunk)
+        if total > max_reply:
+            raise GenerationError("too large", f"the reply passed {max_reply} bytes")
+        try:
+            pending += decoder.decode(chunk)
+        except UnicodeDecodeError as exc:
+            raise GenerationError("bad utf-8", str(exc)) from exc
+        *lines, pending = pending.replace("\r\n", "\n").split("\n")
+        for line in lines:
+            if len(line) > max_line:
+                raise GenerationError("line too long", f"a line passed {max_line} bytes")
+            yield line.rstrip("\r")
+        if len(pending.encode("utf-8")) > max_line:
+            raise GenerationError("line too long", f"a line passed {max_line} bytes")
+    try:
+        pending += decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise GenerationError("bad utf-8", str(exc)) from exc
+    if pending:
+        yield pending.rstrip("\r")
 
 
 def _sse_data(line: str) -> str | None:

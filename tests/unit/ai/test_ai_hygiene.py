@@ -151,3 +151,8 @@ def test_find_blocked_matches_whole_words_any_case() -> None:
     assert find_blocked("darnation is fine", words) is None
     assert find_blocked("I write c++ daily", words) == "c++"
     assert find_blocked("anything", ()) is None
+
+
+def test_a_line_with_a_replacement_character_is_garbage() -> None:
+    assert is_garbage("Morning! Good \ufffd bread here.")
+    assert not is_garbage("Morning! Good bread here.")

@@ -168,3 +168,53 @@ def test_shutdown_joins_within_a_second_mid_request(
     began = time.monotonic()
     runtime.shutdown()
     assert time.monotonic() - began < 1.5
+
+
+def _send_bytes(handler: BaseHTTPRequestHandler, pieces: list[bytes]) -> None:
+    """Answer with raw bytes, written (and flushed) piece by piece."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Content-Length", str(sum(len(p) for p in pieces)))
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    for piece in pieces:
+        handler.wfile.write(piece)
+        handler.wfile.flush()
+        time.sleep(0.02)
+
+
+def _chunk_bytes(text: str) -> bytes:
+    return completion_chunk(text).encode("utf-8") + b"\n"
+
+
+def test_invalid_utf_8_fails_the_request_and_never_reaches_a_bubble(
+    stub: Callable[[Respond], StubServer], remote_runtime: Callable[..., AiRuntime]
+) -> None:
+    bad = b'data: {"choices": [{"text": "Good \xff\xfe bread", "index": 0}]}\n\n'
+    server = stub(lambda handler, body: _send_bytes(handler, [_chunk_bytes("Morning! "), bad]))
+    log = _one_line(remote_runtime(server.base_url))
+    assert _failure(log) == "bad utf-8"
+    assert not any("\ufffd" in str(getattr(e, "text_so_far", "")) for e in log.events)
+
+
+def test_a_character_split_across_two_reads_is_decoded_whole(
+    stub: Callable[[Respond], StubServer], remote_runtime: Callable[..., AiRuntime]
+) -> None:
+    line = 'data: {"choices": [{"text": "Caf\u00e9 au lait, friend.", "index": 0}]}\n\n'.encode()
+    cut = line.index("\u00e9".encode()) + 1  # between the two bytes of the é
+    done = b"data: [DONE]\n\n"
+    server = stub(lambda handler, body: _send_bytes(handler, [line[:cut], line[cut:], done]))
+    [completed] = _one_line(remote_runtime(server.base_url)).of(LineCompleted)
+    assert completed.text == "Caf\u00e9 au lait, friend."  # type: ignore[attr-defined]
+
+
+def test_a_10_mb_line_fails_as_too_long_without_reading_it_all(
+    stub: Callable[[Respond], StubServer], remote_runtime: Callable[..., AiRuntime]
+) -> None:
+    huge = b'data: {"choices": [{"text": "' + b"a" * 10_000_000 + b'", "index": 0}]}\n\n'
+    pieces = [huge[i : i + 1_000_000] for i in range(0, len(huge), 1_000_000)]
+    server = stub(lambda handler, body: _send_bytes(handler, pieces))
+    start = time.perf_counter()
+    reason = _failure(_one_line(remote_runtime(server.base_url)))
+    assert reason in ("line too long", "too large")
+    assert time.perf_counter() - start < 5.0
