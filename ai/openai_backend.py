@@ -177,18 +177,21 @@ class OpenAiBackend:
                 lines = _capped_lines(
                     response.aiter_bytes(), config.max_line_bytes, config.max_reply_bytes
                 )
-                async for line in lines:
-                    data = _sse_data(line)
-                    if data is None:
-                        continue
-                    if data == "[DONE]":
-                        break
-                    chunks += 1
-                    text = stops.feed(_piece(data, self._chat))
-                    if text:
-                        yield text
-                    if stops.stopped:
-                        return
+                try:
+                    async for line in lines:
+                        data = _sse_data(line)
+                        if data is None:
+                            continue
+                        if data == "[DONE]":
+                            break
+                        chunks += 1
+                        text = stops.feed(_piece(data, self._chat))
+                        if text:
+                            yield text
+                        if stops.stopped:
+                            return
+                finally:
+                    await lines.aclose()
         except httpx.ConnectTimeout as exc:
             raise GenerationError("connect timeout", str(exc)) from exc
         except httpx.ConnectError as exc:
