@@ -172,7 +172,9 @@ def open_save(village: Session, settings: Settings, options: Options) -> Autosav
         print(f"zerostall: {exc}; playing without saving", file=sys.stderr)
         return None
     except (OSError, sqlite3.Error) as exc:
-        logger.warning("cannot use the save file %s (%s); playing without saving", path, exc)
+        message = f"cannot use the save file {path} ({exc}); playing without saving"
+        print(f"zerostall: {message}", file=sys.stderr)
+        logger.warning("%s", message)
         return None
     if store.moved_aside is not None:
         print(

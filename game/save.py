@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -95,6 +96,11 @@ class SaveStore:
         self._lock = _lock(path)
         try:
             self._db = self._open()
+        except sqlite3.OperationalError as exc:
+            # A full or read-only disk, a folder that cannot be written: not damage. The
+            # file is kept as it is, for the next start.
+            self._lock.close()
+            raise SaveUnavailableError(_cause(exc, path.parent)) from exc
         except (sqlite3.DatabaseError, _ForeignError) as exc:
             self.moved_aside = self._move_aside()
             logger.warning(
@@ -195,8 +201,11 @@ class SaveStore:
                 (saves, state.tick, time.time()),
             )
             db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
+        except BaseException as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.OperationalError):
+                raise SaveUnavailableError(_cause(exc, self.path.parent)) from exc
             raise
         return saves
 
@@ -204,6 +213,35 @@ class SaveStore:
         """Close the file (the WAL is checkpointed by SQLite) and let go of its lock."""
         self._db.close()
         self._lock.close()
+
+
+class SaveUnavailableError(OSError):
+    """The save cannot be opened or written now (the disk is full, read-only, ...), though
+    nothing says it is damaged; the message names the cause for a human."""
+
+
+_FULL_BELOW = 1 << 20
+"""Free space under this on the save's disk makes an I/O error "the disk is full"."""
+
+
+def _cause(exc: sqlite3.Error, folder: Path) -> str:
+    """What a player should read for an SQLite error that is not damage.
+
+    SQLite says "disk I/O error" when it cannot grow its side files on a full disk, so
+    the free space is looked at too.
+    """
+    text = str(exc)
+    try:
+        full = shutil.disk_usage(folder).free < _FULL_BELOW
+    except OSError:
+        full = False
+    if "full" in text or full:
+        return "the disk is full"
+    if "readonly" in text or "read-only" in text:
+        return "the disk or the file is read-only"
+    if "unable to open" in text:
+        return "the file cannot be opened (is the disk full or read-only?)"
+    return text
 
 
 class SaveInUseError(OSError):
@@ -390,7 +428,7 @@ class Saver:
         begin = time.perf_counter()
         try:
             self.saves = self._store.write(state)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, SaveUnavailableError) as exc:
             if self.error is None:
                 logger.error("cannot save to %s: %s", self._store.path, exc)
             self.error = str(exc)

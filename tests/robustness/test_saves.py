@@ -248,3 +248,49 @@ def test_two_games_on_one_save_never_interleave(tmp_path: Path) -> None:
         first.send_signal(signal.SIGTERM)
         first.communicate(timeout=60)
     assert first.returncode == 0
+
+
+def _mount_small_tmpfs(folder: Path) -> bool:
+    folder.mkdir()
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(folder)],
+        capture_output=True,
+        check=False,
+    )
+    return result.returncode == 0
+
+
+def test_a_full_disk_keeps_the_good_save_and_the_next_start_continues(tmp_path: Path) -> None:
+    disk = tmp_path / "disk"
+    if not _mount_small_tmpfs(disk):
+        pytest.skip("mounting a small tmpfs is not allowed here")
+    try:
+        path = disk / "save.sqlite3"
+        store = SaveStore(path)
+        memories = {"baker": MemoryRecord((("Marta", "Fresh bread!"),), (), attitude=1)}
+        store.write(SaveState(memories, {"apples": (3, False)}, (1500.0, 40.0), 600))
+        store.close()
+        for suffix in ("-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        filler = disk / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass  # the disk is full now
+        finally:
+            os.close(fd)
+        full = _play("--ticks", "60", "--save", str(path))
+        assert full.returncode == 0, full.stderr
+        assert "Traceback" not in full.stderr
+        assert "disk is full" in full.stderr or "cannot be opened" in full.stderr, full.stderr
+        assert "playing without saving" in full.stderr
+        assert path.exists()
+        assert not list(disk.glob("save.sqlite3.unusable-*")), "a good save is never moved aside"
+        filler.unlink()
+        again = _play("--ticks", "1", "--save", str(path), "--log", "INFO")
+        assert again.returncode == 0, again.stderr
+        assert "continuing the saved game: 1 lines" in again.stderr
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
