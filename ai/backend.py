@@ -29,9 +29,11 @@ class ModelLoadError(RuntimeError):
 class GenerationError(RuntimeError):
     """One generation failed for a known reason; ``reason`` is short, for counters and logs."""
 
-    def __init__(self, reason: str, detail: str = "") -> None:
+    def __init__(self, reason: str, detail: str = "", retry_after_s: float = 0.0) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
+        self.retry_after_s = retry_after_s
+        """How long the server asked to be left alone (HTTP ``Retry-After``), or 0."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ class CircuitBreaker:
         self._name = name
         self._failures: deque[float] = deque()
         self._opened_at = 0.0
+        self._hold_until = 0.0
         self.state = BreakerState.CLOSED
         self.times_opened = 0
 
@@ -72,8 +73,21 @@ class CircuitBreaker:
             self.times_opened += 1
             self._open(now)
 
+    def hold_off(self, now: float, seconds: float) -> None:
+        """The server asked to be left alone for ``seconds`` (HTTP 429 ``Retry-After``):
+        open now, and send no probe before that time is up."""
+        if self.state is not BreakerState.OPEN:
+            logger.warning(
+                "%s tier: asked to retry after %.0f s, breaker open", self._name, seconds
+            )
+            self.times_opened += 1
+        self._open(now)
+        self._hold_until = now + seconds
+
     def probe_due(self, now: float) -> bool:
         """True once per cool-down: the caller must now send exactly one probe."""
+        if now < self._hold_until:
+            return False
         if self.state is BreakerState.OPEN and now - self._opened_at >= self._config.cooldown_s:
             self.state = BreakerState.HALF_OPEN
             return True

@@ -82,12 +82,16 @@ class LineCompleted:
 
 @dataclass(frozen=True, slots=True)
 class LineFailed:
-    """Generation failed or its output was rejected; a fallback follows."""
+    """Generation failed or its output was rejected; a fallback follows.
+
+    ``retry_after_s`` is how long the server asked to be left alone (0: it did not say).
+    """
 
     handle: Handle
     request: LineRequest
     reason: str
     candidates: tuple[Verdict, ...] = ()
+    retry_after_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import email.utils
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -169,9 +171,11 @@ class OpenAiBackend:
         try:
             async with client.stream("POST", self._url, json=body) as response:
                 if response.status_code >= 400:
-                    text = (await response.aread()).decode("utf-8", "replace")
+                    text = (await response.aread())[:_ERROR_BODY_CHARS].decode("utf-8", "replace")
                     raise GenerationError(
-                        f"http {response.status_code}", text[:_ERROR_BODY_CHARS].strip()
+                        f"http {response.status_code}",
+                        text.strip(),
+                        _retry_after(response.headers.get("Retry-After", "")),
                     )
                 config = self._config
                 lines = _capped_lines(
@@ -321,6 +325,27 @@ async def _capped_lines(
         raise GenerationError("bad utf-8", str(exc)) from exc
     if pending:
         yield pending.rstrip("\r")
+
+
+_MAX_RETRY_AFTER_S = 600.0
+
+
+def _retry_after(value: str) -> float:
+    """Seconds from an HTTP ``Retry-After`` header (seconds, or a date); 0 when absent."""
+    value = value.strip()
+    if not value:
+        return 0.0
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return 0.0
+        seconds = when.timestamp() - time.time()
+    if not math.isfinite(seconds):
+        return 0.0
+    return max(0.0, min(_MAX_RETRY_AFTER_S, seconds))
 
 
 def _sse_data(line: str) -> str | None:

@@ -402,7 +402,8 @@ class Router:
         if leg.first_token_at is None:
             # A request that gave up waiting says the tier is at least this slow.
             tier.record_ttft(now, now - leg.submitted_at)
-        tier.record_failure(now, reason)
+        retry = event.retry_after_s if isinstance(event, LineFailed) else 0.0
+        tier.record_failure(now, reason, retry)
         tier.log.info("leg %d failed on %s: %s", event.handle.id, tier.name, reason)
 
     def _answer(

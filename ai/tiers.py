@@ -145,10 +145,15 @@ class Tier:
         if stats.tokens > 1:
             self._tokens_per_s.append(stats.tokens_per_s)
 
-    def record_failure(self, now: float, reason: str) -> None:
-        """A request failed here; availability failures feed the breaker."""
+    def record_failure(self, now: float, reason: str, retry_after_s: float = 0.0) -> None:
+        """A request failed here; availability failures feed the breaker, and a server
+        that asks to be left alone (``retry_after_s``) opens it for that long."""
         self.failures[reason] += 1
-        if self.breaker is not None and reason not in ("garbage", "blocked"):
+        if self.breaker is None or reason in ("garbage", "blocked"):
+            return
+        if retry_after_s > 0.0:
+            self.breaker.hold_off(now, retry_after_s)
+        else:
             self.breaker.record_failure(now, reason)
 
     # -- status --------------------------------------------------------------

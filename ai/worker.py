@@ -232,7 +232,8 @@ class Worker:
                 return
             logger.warning("generation failed for npc %d: %s", request.npc_id, exc)
             reason = exc.reason if isinstance(exc, GenerationError) else "error"
-            self._finish(ticket, LineFailed(handle, request, reason))
+            retry = exc.retry_after_s if isinstance(exc, GenerationError) else 0.0
+            self._finish(ticket, LineFailed(handle, request, reason, retry_after_s=retry))
             return
         finally:
             close = getattr(stream, "close", None)

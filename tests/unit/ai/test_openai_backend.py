@@ -218,3 +218,20 @@ def test_a_10_mb_line_fails_as_too_long_without_reading_it_all(
     reason = _failure(_one_line(remote_runtime(server.base_url)))
     assert reason in ("line too long", "too large")
     assert time.perf_counter() - start < 5.0
+
+
+def test_http_429_carries_the_servers_retry_after(
+    stub: Callable[[Respond], StubServer], remote_runtime: Callable[..., AiRuntime]
+) -> None:
+    def respond(handler: BaseHTTPRequestHandler, body: dict[str, object]) -> None:
+        handler.send_response(429)
+        handler.send_header("Retry-After", "12")
+        handler.send_header("Content-Length", "4")
+        handler.end_headers()
+        handler.wfile.write(b"busy")
+
+    server = stub(respond)
+    log = _one_line(remote_runtime(server.base_url))
+    assert _failure(log) == "http 429"
+    [failed] = log.of(LineFailed)
+    assert failed.retry_after_s == 12.0  # type: ignore[attr-defined]

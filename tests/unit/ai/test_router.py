@@ -280,3 +280,15 @@ def test_prefill_reads_ahead_on_the_local_tier_and_only_the_newest_waits(
     assert prefilled == ["Where is the ball?"]  # the two older ones were still queued
     assert [e.handle for e in log.events] == [busy] * len(log.events)  # none reached us
     assert {t.name: t.requests for t in router.tiers()}["remote"] == 0
+
+
+def test_a_server_asking_to_retry_later_opens_the_breaker_for_that_long(
+    clock: FakeClock,
+) -> None:
+    breaker = CircuitBreaker(BreakerConfig(failures=3, window_s=10.0, cooldown_s=5.0))
+    breaker.hold_off(clock(), 30.0)  # one 429 with Retry-After: 30
+    assert breaker.state is BreakerState.OPEN
+    clock.advance(29.0)
+    assert not breaker.probe_due(clock()), "no probe before the server's time is up"
+    clock.advance(1.5)
+    assert breaker.probe_due(clock())
