@@ -242,8 +242,16 @@ class OpenAiBackend:
         client, self._client = self._client, None
         if loop is None:
             return
+        # Whatever a stopped stream left behind is cancelled and awaited, and open async
+        # generators closed, so the loop shuts down without a "task was destroyed" error.
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         if client is not None:
             loop.run_until_complete(client.aclose())
+        loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
 
 
