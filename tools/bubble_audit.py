@@ -52,12 +52,14 @@ def violations(record: dict[str, Any]) -> list[str]:
 def audit(path: Path) -> dict[str, Any]:
     """Check every record of a bubble log; return counts."""
     checked = 0
+    replacement = 0
     broken: Counter[str] = Counter()
     origins: Counter[str] = Counter()
     with path.open(encoding="utf-8") as lines:
         for line in lines:
             record = json.loads(line)
             origins[record["origin"]] += 1
+            replacement += "\ufffd" in record.get("text", "")
             if record.get("snapshot") is not None:
                 checked += 1
             for reason in violations(record):
@@ -68,6 +70,7 @@ def audit(path: Path) -> dict[str, Any]:
         "violations": sum(broken.values()),
         "by_rule": dict(broken),
         "origins": dict(origins),
+        "replacement_chars": replacement,
     }
 
 
