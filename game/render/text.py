@@ -8,10 +8,12 @@ thread. A label that does not change is rendered once, however many frames show 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections import OrderedDict
 from pathlib import Path
 
 import pygame
+import pygame.freetype
 
 from game.assets import ASSETS_DIR
 
@@ -52,6 +54,8 @@ class TextCache:
         self._surfaces: OrderedDict[tuple[str, int, Rgb, bool], pygame.Surface] = OrderedDict()
         self._wraps: OrderedDict[tuple[str, int, int, bool], tuple[str, ...]] = OrderedDict()
         self.renders = 0  # Font.render calls made; lets tests and benchmarks see cache misses
+        self._glyphs: dict[str, bool] = {}
+        self._face: pygame.freetype.Font | None = None
 
     def __len__(self) -> int:
         return len(self._surfaces)
@@ -75,11 +79,44 @@ class TextCache:
 
     def measure(self, text: str, size: int, bold: bool = False) -> tuple[int, int]:
         """Width and height of ``text`` rendered in this font, without rendering it."""
-        width, height = self.font(size, bold).size(text)
+        width, height = self.font(size, bold).size(self.readable(text))
         return int(width), int(height)
 
+    def readable(self, text: str) -> str:
+        """``text`` with every character the bundled font cannot draw put in words.
+
+        An emoji the font lacks would be drawn as a box; instead it reads as its name in
+        brackets ("I don't like (teapot)."), and the joiners and modifiers that build one
+        emoji out of several are dropped, so a joined emoji is one group of names.
+        """
+        if text.isascii():
+            return text
+        out: list[str] = []
+        for ch in text:
+            drawable = self._glyphs.get(ch)
+            if drawable is None:
+                drawable = self._glyphs[ch] = self._has_glyph(ch)
+            if drawable:
+                out.append(ch)
+            elif not _invisible(ch):
+                out.append(f"({unicodedata.name(ch, 'symbol').lower()})")
+        return "".join(out)
+
+    def _has_glyph(self, ch: str) -> bool:
+        path = self._paths[False]
+        if path is None or not ch.isprintable():
+            return ch.isprintable()
+        if self._face is None:
+            pygame.freetype.init()
+            self._face = pygame.freetype.Font(path, 12)
+        return self._face.get_metrics(ch)[0] is not None
+
     def render(self, text: str, size: int, color: Rgb, bold: bool = False) -> pygame.Surface:
-        """Return an antialiased surface with per-pixel alpha showing ``text``."""
+        """Return an antialiased surface with per-pixel alpha showing ``text``.
+
+        Characters the font cannot draw are put in words first (:meth:`readable`).
+        """
+        text = self.readable(text)
         key = (text, size, color, bold)
         surface = self._surfaces.get(key)
         if surface is not None:
@@ -98,6 +135,7 @@ class TextCache:
         Words are kept whole unless a single word is wider than the limit, in which case it
         is broken between characters. Explicit newlines start a new line.
         """
+        text = self.readable(text)
         key = (text, size, max_width, bold)
         lines = self._wraps.get(key)
         if lines is not None:
@@ -117,6 +155,12 @@ class TextCache:
         """Drop every cached surface and layout; fonts stay loaded."""
         self._surfaces.clear()
         self._wraps.clear()
+
+
+def _invisible(ch: str) -> bool:
+    """Joiners, variation selectors and skin-tone modifiers: parts of a joined emoji."""
+    code = ord(ch)
+    return ch in "\u200d\ufe0e\ufe0f" or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F
 
 
 def _wrap_paragraph(font: pygame.font.Font, paragraph: str, max_width: int) -> list[str]:

@@ -94,3 +94,13 @@ def test_wrap_keeps_newlines_and_is_cached() -> None:
     lines = cache.wrap("one\ntwo", 16, 300)
     assert lines == ("one", "two")
     assert cache.wrap("one\ntwo", 16, 300) is lines
+
+
+def test_an_emoji_the_font_lacks_reads_as_its_name_never_a_box() -> None:
+    cache = TextCache()
+    assert cache.readable("I don't like \U0001fad6.") == "I don't like (teapot)."
+    # A joined emoji (man + joiner + computer) is one group of names, the joiner dropped.
+    assert cache.readable("\U0001f468\u200d\U0001f4bb") == "(man)(personal computer)"
+    # What the font draws stays as it is: accents, hearts, arrows.
+    assert cache.readable("Caf\u00e9 \u2665 \u2192") == "Caf\u00e9 \u2665 \u2192"
+    assert cache.render("\U0001fad6", 14, (0, 0, 0)).get_width() == cache.measure("(teapot)", 14)[0]
