@@ -169,30 +169,34 @@ def open_save(village: Session, settings: Settings, options: Options) -> Autosav
     except SaveInUseError as exc:
         if options.headless:
             raise ConfigError(f"{exc}; use another --save path") from None
-        print(f"zerostall: {exc}; playing without saving", file=sys.stderr)
+        _notice(village, f"{exc}; playing without saving")
         return None
     except (OSError, sqlite3.Error) as exc:
-        message = f"cannot use the save file {path} ({exc}); playing without saving"
-        print(f"zerostall: {message}", file=sys.stderr)
-        logger.warning("%s", message)
+        _notice(village, f"cannot use the save file {path} ({exc}); playing without saving")
         return None
     if store.moved_aside is not None:
-        print(
-            f"zerostall: the save file was damaged or not ours; kept it as "
+        _notice(
+            village,
+            f"the save file was damaged or not ours; kept it as "
             f"{store.moved_aside.name} and started a new game",
-            file=sys.stderr,
         )
     if store.dropped:
-        print(
-            f"zerostall: the save had {len(store.dropped)} damaged entr"
+        _notice(
+            village,
+            f"the save had {len(store.dropped)} damaged entr"
             f"{'y' if len(store.dropped) == 1 else 'ies'}, left out: {'; '.join(store.dropped)}",
-            file=sys.stderr,
         )
     if state is not None:
         lines = restore(village.world, village.dialogue.memories, state)
         logger.info("continuing the saved game: %d lines remembered (save %d)", lines, state.saves)
     interval = ticks(config.interval_s)
     return Autosave(village.world, village.dialogue.memories, Saver(store), interval)
+
+
+def _notice(village: Session, message: str) -> None:
+    """Tell the player once: on the terminal now, and in the window when it opens."""
+    print(f"zerostall: {message}", file=sys.stderr)
+    village.notices.append(message[:1].upper() + message[1:] + ".")
 
 
 def check_writable(path: Path) -> None:

@@ -52,6 +52,9 @@ class Session:
         self.npc_transitions = 0
         self.errands_done = 0
         self.autosave: AfterTick | None = None
+        self.notices: list[str] = []
+        """One-line messages for the player from setting up (the save could not be used),
+        shown by the window when it opens."""
         self.last_events: list[GameEvent] = []
         """The events of the latest tick, for tools and tests that watch the village."""
 

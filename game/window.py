@@ -36,6 +36,8 @@ CHEER_S = 3.5
 #: The AI figures are re-read this often; they change slowly and a panel that redraws
 #: faster than 4 Hz cannot be read anyway. Reading them sorts the metric windows.
 _STATS_REFRESH_S = 0.25
+_NOTICE_S = 8.0
+"""How long a notice from setting up (about the save) stays on screen."""
 
 
 class GameWindow:
@@ -77,8 +79,8 @@ class GameWindow:
         self._typing = False
         self.started_at = clock()
         self.cheers: list[tuple[int, str, float]] = []  # giver, title, when it finished
-        self.toast = ""
-        self.toast_until = 0.0
+        self.toast = " ".join(village.notices)
+        self.toast_until = clock() + _NOTICE_S if village.notices else 0.0
         self.ai_stats: tuple[tuple[str, str], ...] = ()
         self._stats_at = -_STATS_REFRESH_S
         self.first_frame_ms: float | None = None
