@@ -44,10 +44,13 @@ ASKS = (
 ASK_EVERY = 180
 
 
-def run_arm(decisions: bool, ticks: int, seed: int) -> dict[str, Any]:
+def run_arm(
+    decisions: bool, ticks: int, seed: int, bubble_log: Path | None = None
+) -> dict[str, Any]:
     """One paced run; returns its tick figures and what was decided."""
     settings = load_settings(CONFIG_DIR, (f"game.world.seed={seed}",))
-    village = build_village(settings)
+    log = bubble_log.open("w", encoding="utf-8", buffering=1) if bubble_log else None
+    village = build_village(settings, bubble_log=log)
     if village.ai.wait_ready(120.0) != "ready":
         raise SystemExit("bench_decisions: the model did not load")
     if not decisions:
@@ -76,8 +79,13 @@ def run_arm(decisions: bool, ticks: int, seed: int) -> dict[str, Any]:
         "said": said,
         "decisions": village.decider.report() if village.decider is not None else {},
         "lines_shown": dict(village.dialogue.shown),
+        "recent_decisions": [row[1] for row in village.decider.hud_rows()[1:]]
+        if village.decider is not None
+        else [],
     }
     village.close()
+    if log is not None:
+        log.close()
     return report
 
 
@@ -86,12 +94,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--ticks", type=int, default=1800)
     parser.add_argument("--out", default=str(ROOT / "bench" / "decisions_ticks.json"))
+    parser.add_argument("--bubble-log", type=Path, help="the first decisions run's bubbles")
     args = parser.parse_args()
     load_start = [round(x, 2) for x in os.getloadavg()]
     rounds = []
     for r in range(args.rounds):
         seed = 3 + r
-        on = run_arm(True, args.ticks, seed)
+        on = run_arm(True, args.ticks, seed, args.bubble_log if r == 0 else None)
         off = run_arm(False, args.ticks, seed)
         rounds.append({"seed": seed, "decisions": on, "no_decisions": off})
         print(

@@ -267,6 +267,16 @@ class Decider:
             else:
                 self._apply(decision)
             self.recent.append(decision)
+            option = decision.option.text if decision.option is not None else "?"
+            logger.info(
+                "npc %d decided: %s, %s (%s, %.0f ms): %s",
+                decision.snapshot.npc_id,
+                option,
+                decision.mood,
+                decision.source,
+                decision.latency_ms,
+                decision.outcome,
+            )
 
     def reject_reason(self, decision: Decision, tick: int) -> str | None:
         """Why a decision no longer fits the live world, or None if it does."""
