@@ -25,6 +25,7 @@ import ctypes
 import logging
 import random
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -234,8 +235,11 @@ class LlamaBackend:
             raise RuntimeError("choose() called before load()")
         if self._use_chat:
             return None
+        # The opener is the start of the answer already chosen (the action, before its
+        # mood): it is tokenized with each option, as the model was trained to write it.
+        text = build_completion_prompt(replace(prompt, opener=""), prompt.player_text)
         try:
-            return self._scorer().choose(build_completion_prompt(prompt, ""), options)
+            return self._scorer().choose(text, options, prefix=prompt.opener)
         except (RuntimeError, ValueError) as exc:
             if self._abort.is_set:
                 return None

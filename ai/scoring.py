@@ -62,28 +62,40 @@ class TokenScorer:
             raise ValueError(f"{len(tokens)} tokens do not fit n_ctx={llm.n_ctx()}")
         return self._evaluate(tokens, start)
 
-    def choose(self, prompt: str, options: Sequence[str]) -> tuple[int, float] | None:
+    def choose(
+        self, prompt: str, options: Sequence[str], prefix: str = ""
+    ) -> tuple[int, float] | None:
         """The option the model likes best after ``prompt``, by greedy search of the options.
 
-        The options' tokens form a tree. From the prompt's end, at every point where the
-        options part ways, one row of logits says which next token is likeliest, and the
-        search follows it; stretches that all remaining options share are read without
-        logits, and the search stops as soon as one option is left. A closed set of a few
-        dozen options so costs a handful of output rows instead of one per token of each
-        option. Returns the index and the log-probability of the branches taken.
+        The prompt is read as the model reads it before it writes (its own tokens, then
+        what follows), and each option is tokenized with ``prefix`` in front of it, as
+        one answer: the tokens the model would write, as it was trained to. The options'
+        tokens form a tree. At every point where the options part ways, one row of
+        logits says which next token is likeliest, and the search follows it; stretches
+        that all remaining options share are read without logits, and the search stops
+        as soon as one option is left. A closed set of a few dozen options so costs a
+        handful of output rows instead of one per token of each option. Returns the
+        index and the log-probability of the branches taken.
         """
         llm = self._llm
         if not options:
             return None
-        head = llm.tokenize(prompt.encode("utf-8"))
-        seqs = [llm.tokenize((prompt + option).encode("utf-8")) for option in options]
-        root = min(_common_prefix(head, seq) for seq in seqs)
-        if root == 0 or any(len(seq) <= root for seq in seqs):
+        head = list(llm.tokenize(prompt.encode("utf-8")))
+        seqs = [
+            head + list(llm.tokenize((prefix + option).encode("utf-8"), add_bos=False))
+            for option in options
+        ]
+        root = len(head)
+        if any(len(seq) <= root for seq in seqs):
             return None
         if max(len(seq) for seq in seqs) > llm.n_ctx():
             raise ValueError(f"options do not fit n_ctx={llm.n_ctx()}")
+        path = list(head)
+        while (
+            len(path) < min(len(seq) for seq in seqs) and len({seq[len(path)] for seq in seqs}) == 1
+        ):
+            path.append(seqs[0][len(path)])  # the prefix: the same for every option
         alive = list(range(len(options)))
-        path = list(seqs[0][:root])
         logprob = 0.0
         while len(alive) > 1:
             depth = len(path)

@@ -118,6 +118,9 @@ def _score(arm: Arm) -> dict[str, Any]:
     answers = arm.answers
     n = len(answers)
     action = sum(a["action_ok"] for a in answers)
+    # Every place of the level always exists, so an ask for the way to a place that is
+    # not among the options cannot happen in the game; such items are counted apart.
+    possible = [a for a in answers if a["possible_in_game"]]
     mood = sum(a["mood_ok"] for a in answers)
     both = sum(a["action_ok"] and a["mood_ok"] for a in answers)
     by: dict[str, dict[str, dict[str, int]]] = {"intent": {}, "attitude": {}}
@@ -131,6 +134,12 @@ def _score(arm: Arm) -> dict[str, Any]:
         "action_accuracy": round(action / n, 4) if n else 0.0,
         "mood_accuracy": round(mood / n, 4) if n else 0.0,
         "both_accuracy": round(both / n, 4) if n else 0.0,
+        "possible_in_game": {
+            "items": len(possible),
+            "action_accuracy": round(sum(a["action_ok"] for a in possible) / len(possible), 4)
+            if possible
+            else 0.0,
+        },
         "by_intent": by["intent"],
         "by_attitude": by["attitude"],
         "failures": dict(arm.failures),
@@ -191,6 +200,9 @@ def main() -> None:
                     "got": f"{action}; {mood}",
                     "action_ok": action == item.action,
                     "mood_ok": mood == item.mood,
+                    "possible_in_game": not (
+                        item.intent == "show_way" and item.target not in item.places
+                    ),
                 }
             )
         if (index + 1) % 20 == 0:
@@ -223,8 +235,9 @@ def main() -> None:
                     f.write(json.dumps({"arm": arm.name, **a}) + "\n")
     for name, r in results.items():
         line = (
-            f"{name:14s} action {r['action_accuracy']:.1%}  mood {r['mood_accuracy']:.1%}  "
-            f"both {r['both_accuracy']:.1%}"
+            f"{name:14s} action {r['action_accuracy']:.1%} "
+            f"({r['possible_in_game']['action_accuracy']:.1%} of situations possible in game)  "
+            f"mood {r['mood_accuracy']:.1%}  both {r['both_accuracy']:.1%}"
         )
         if "latency_ms" in r:
             latency = r["latency_ms"]
