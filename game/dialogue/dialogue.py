@@ -74,7 +74,9 @@ class Dialogue:
         self._clock = clock
         self._topic_of = topic_of
         self.on_reply = on_reply
-        """Called with (tick, villager, player's line) when a reply to the player shows."""
+        """Called with (tick, villager, player's line) once the reply to that line is over:
+        on screen, or cut because the world moved on (the villager still heard it)."""
+        self._heard: dict[int, str] = {}
         self.asked: Counter[str] = Counter()
         self.shown: Counter[str] = Counter()
         self.latency_ticks: dict[str, deque[int]] = {}
@@ -115,6 +117,7 @@ class Dialogue:
         if not text:
             return ""
         self.memories.of(npc_id).record_shown(PLAYER_SPEAKER, text)
+        self._heard[npc_id] = text
         self.ask(LineAsk(tick, npc_id, Trigger.CHAT, player_id, player_text=text))
         return text
 
@@ -145,6 +148,9 @@ class Dialogue:
                 self.board.stream(event.npc_id, text, tick, self._chat_bubble_ticks, kind)
             elif isinstance(event, LineCut):
                 self.board.clear(event.npc_id)
+                heard = self._heard.pop(event.npc_id, "")
+                if heard and self.on_reply is not None:
+                    self.on_reply(tick, event.npc_id, heard)
         self.board.expire(tick)
 
     def _show(self, tick: int, ready: LineReady) -> None:
@@ -184,8 +190,10 @@ class Dialogue:
             topic = self._topic_of(ask.npc_id, ask.player_text)
             if topic:
                 memory.add_fact(f"the traveller asked them about {topic}")
-        if ask.trigger is Trigger.CHAT and ask.player_text and self.on_reply is not None:
-            self.on_reply(tick, ask.npc_id, ask.player_text)
+        if ask.trigger is Trigger.CHAT and ask.player_text:
+            self._heard.pop(ask.npc_id, None)
+            if self.on_reply is not None:
+                self.on_reply(tick, ask.npc_id, ask.player_text)
 
     def bubbles(self, tick: int) -> tuple[BubbleView, ...]:
         """What the renderer should draw now."""

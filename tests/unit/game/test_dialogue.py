@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from game.dialogue.bubbles import BubbleBoard
 from game.dialogue.dialogue import Dialogue
-from game.dialogue.line_source import LineAsk, TemplateLineSource
+from game.dialogue.line_source import LineAsk, LineCut, LineEvent, TemplateLineSource
 from game.dialogue.templates import TemplateLines
 from game.sim.events import SpeechWanted, Trigger
 
@@ -128,3 +128,35 @@ def test_a_villager_remembers_what_the_traveller_asked_about_once_the_reply_show
     for tick in range(1, 5):
         dialogue.update(tick)
     assert dialogue.memories.of(baker).facts == ("the traveller asked them about bread",)
+
+
+class CuttingSource(TemplateLineSource):
+    """Answers nothing: every chat reply is cut, as when the world moved on mid-reply."""
+
+    def __init__(self) -> None:
+        super().__init__(make_templates(), {1: "traveller"})
+        self.cut: list[int] = []
+
+    def request(self, ask: LineAsk) -> None:
+        self.cut.append(ask.npc_id)
+
+    def poll(self, tick: int) -> list[LineEvent]:
+        cut, self.cut = self.cut, []
+        return [LineCut(npc_id, "stale") for npc_id in cut]
+
+
+def test_the_villager_decides_once_the_reply_is_over_shown_or_cut() -> None:
+    heard: list[tuple[int, int, str]] = []
+    dialogue = Dialogue(
+        CuttingSource(),
+        {7: "Bess"},
+        bubble_ticks=60,
+        chat_bubble_ticks=120,
+        on_reply=lambda tick, npc, text: heard.append((tick, npc, text)),
+    )
+    dialogue.say(5, 7, 1, "Could you bring me an apple?")
+    assert heard == []
+    dialogue.update(6)
+    assert heard == [(6, 7, "Could you bring me an apple?")]
+    dialogue.update(7)
+    assert len(heard) == 1, "once per line heard"
