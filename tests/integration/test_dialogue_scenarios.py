@@ -209,6 +209,7 @@ def test_audit_passes_a_clean_record_and_skips_template_lines(tmp_path: Path) ->
         "violations": 0,
         "by_rule": {},
         "origins": {"model": 1, "template": 1},
+        "replacement_chars": 0,
     }
 
 
