@@ -165,5 +165,5 @@ def test_the_hud_names_the_mode_and_reads_ai_figures_at_most_4_times_a_second(
     window._key(pygame.K_F3)
     views = [window._hud() for _ in range(50)]
     assert len(calls) == 1
-    assert all(view.ai_stats[-1] == ("rows", "1") for view in views)
+    assert all(("rows", "1") in view.ai_stats for view in views)
     assert views[-1].frame_ms == tuple(window.frame_ms)
