@@ -17,6 +17,7 @@ import pytest
 
 from ai import AiConfig, LlamaBackend
 from ai.prompt import build_completion_prompt
+from game.config import VILLAGE_ADAPTER_PATH
 from game.decisions.policy import place_name
 from game.decisions.prompt import action_continuations, mood_continuations
 from game.decisions.situations import SituationWorld, load_situations
@@ -32,8 +33,10 @@ SLICE = 24
 @pytest.fixture(scope="module")
 def village_model() -> Iterator[LlamaBackend]:
     config = AiConfig()
-    backend = LlamaBackend(replace(config, model=replace(config.model, adapter="village")))
+    adapter = str(VILLAGE_ADAPTER_PATH)
+    backend = LlamaBackend(replace(config, model=replace(config.model, adapter=adapter)))
     backend.load(lambda fraction, stage: None)
+    assert backend.prompt_style == "village", "the village adapter is loaded"
     yield backend
     backend.close()
 
