@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 from ai import AiRuntime, Choice, LineCompleted, LineRequest, LlamaBackend, Priority  # noqa: E402
 from ai.model import resolve_model_path, verified_sha256  # noqa: E402
 from game.config import CONFIG_DIR, load_settings  # noqa: E402
-from game.decisions.policy import place_name  # noqa: E402
+from game.decisions.policy import place_name, resolve  # noqa: E402
 from game.decisions.prompt import (  # noqa: E402
     action_continuations,
     mood_continuations,
@@ -81,7 +81,8 @@ def _model_arm(name: str, adapter: str) -> Arm:
 
 def _decide_model(arm: Arm, world: SituationWorld, item: Situation) -> tuple[str, str]:
     assert arm.runtime is not None
-    options = world.options(item)
+    possible = world.options(item)
+    options = (*possible, *world.absent(item))
     request = LineRequest(
         1,
         Priority.REACTIVE,
@@ -100,7 +101,7 @@ def _decide_model(arm: Arm, world: SituationWorld, item: Situation) -> tuple[str
             for option, text in zip(options, action_continuations(options), strict=True):
                 if event.text.startswith(text):
                     mood = parse_mood(event.text[len(text) :]) or "?"
-                    return option.text, mood
+                    return resolve(option, possible).text, mood
             arm.failures["unparsed"] += 1
             return "?", "?"
         reason = getattr(event, "reason", None)
@@ -176,7 +177,7 @@ def main() -> None:
         items = tuple(i for i in items if i.held_out)
     if args.limit:
         items = items[: args.limit]
-    world = SituationWorld.of(cast)
+    world = SituationWorld.of(cast, places)
     arms = [Arm("rules")]
     if not args.no_model:
         arms.append(_model_arm("village model", "village"))

@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 
 from ai import Choice, LineRequest, Priority
 from game.decisions.options import BASKET_ZONE, FETCH_RADIUS, Choices, OptionFinder
-from game.decisions.policy import MOODS, Event, Mood, Option
+from game.decisions.policy import MOODS, Event, Mood, Option, resolve
 from game.decisions.prompt import (
     action_continuations,
     decision_spec,
@@ -178,6 +178,10 @@ class Decider:
         decision = Decision(snapshot, "rules", self._clock(), note="offered help")
         self._done(decision, option, "unmoved")
 
+    def choices(self, npc_id: int) -> Choices:
+        """What the villager could do now, and what they know of but cannot."""
+        return self._finder.choices(npc_id)
+
     def chat_replied(self, tick: int, npc_id: int, player_text: str) -> None:
         """A reply to the traveller is on screen: the villager decides what to do about it."""
         self.ask(tick, npc_id, "chat", player_text)
@@ -188,9 +192,7 @@ class Decider:
         if status is None:
             return
         player = self._world.player_status()
-        snapshot = DecisionSnapshot(
-            tick, npc_id, event, self._finder.choices(npc_id), player.x, player.y
-        )
+        snapshot = DecisionSnapshot(tick, npc_id, event, self.choices(npc_id), player.x, player.y)
         memory = self._memories.of(npc_id)
         lane = self._lane
         if lane is not None and lane.can_choose():
@@ -215,20 +217,24 @@ class Decider:
                 None,
                 DECISION_DEADLINE_S,
                 DECISION_TIMEOUT_S,
-                choice=Choice(action_continuations(snapshot.choices.options), mood_continuations()),
+                choice=Choice(action_continuations(snapshot.choices.scored), mood_continuations()),
             )
             lane.choose(request, lambda text, why: self._chosen(decision, text, why, player_text))
             return
         self._by_rules(Decision(snapshot, "rules", self._clock()), player_text)
 
     def _chosen(self, decision: Decision, text: str | None, why: str, player_text: str) -> None:
-        options = decision.snapshot.choices.options
+        choices = decision.snapshot.choices
+        scored = choices.scored
         if text is not None:
-            for option, continuation in zip(options, action_continuations(options), strict=True):
+            for option, continuation in zip(scored, action_continuations(scored), strict=True):
                 if text.startswith(continuation):
                     mood = parse_mood(text[len(continuation) :])
                     if mood is not None:
-                        self._done(decision, option, mood)
+                        chosen = resolve(option, choices.options)
+                        if chosen is not option:
+                            decision.note = f"asked: {option.text}, not possible now"
+                        self._done(decision, chosen, mood)
                         return
             why = "unparsed"
         # The model could not decide (failed, timed out, stopped): the rules decide now.

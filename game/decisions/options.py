@@ -10,7 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from game.decisions.policy import BASKET_PLACE, FETCHABLE, Option, options_for, place_name
+from game.decisions.policy import (
+    BASKET_PLACE,
+    FETCHABLE,
+    Option,
+    absent_options,
+    options_for,
+    place_name,
+)
 from game.sim.actions import REACH_ABOVE
 from game.sim.level import Level
 from game.sim.snapshot import PropView
@@ -35,12 +42,20 @@ class Choices:
     """The options open to one villager, with what each one's target is in the world.
 
     ``props`` maps a prop kind to the id of the prop the villager would fetch;
-    ``villagers`` maps a cast id to the villager's entity id.
+    ``villagers`` maps a cast id to the villager's entity id. ``absent`` are the asks the
+    villager knows of but cannot carry out now (a prop out of reach, a villager who is
+    down): the model scores them too, and choosing one comes to carrying on.
     """
 
     options: tuple[Option, ...]
     props: Mapping[str, int]
     villagers: Mapping[str, int]
+    absent: tuple[Option, ...] = ()
+
+    @property
+    def scored(self) -> tuple[Option, ...]:
+        """Everything the model chooses among: the options, then the absent asks."""
+        return (*self.options, *self.absent)
 
 
 class OptionFinder:
@@ -84,12 +99,10 @@ class OptionFinder:
             status = self._world.npc(entity)
             if cast_id != own and status is not None and status.can_talk:
                 villagers[cast_id] = entity
-        options = options_for(
-            tuple(props),
-            tuple(p.name for p in self.places),
-            tuple((c, self.labels[c]) for c in villagers),
-        )
-        return Choices(options, props, villagers)
+        places = tuple(p.name for p in self.places)
+        options = options_for(tuple(props), places, tuple((c, self.labels[c]) for c in villagers))
+        others = tuple((c, label) for c, label in self.labels.items() if c != own)
+        return Choices(options, props, villagers, absent_options(options, places, others))
 
     def _fetchable(self, prop: PropView) -> bool:
         if prop.held:

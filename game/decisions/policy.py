@@ -99,6 +99,29 @@ def options_for(
     return tuple(out)
 
 
+def absent_options(
+    possible: tuple[Option, ...],
+    places: tuple[str, ...],
+    villagers: tuple[tuple[str, str], ...],
+) -> tuple[Option, ...]:
+    """The asks a villager knows of but cannot carry out now, for the model to recognise.
+
+    Scoring only the possible options makes the model pick a neighbour when the traveller
+    asks for something that is not here (the way to a place not among them, a villager
+    who is down, a prop out of reach). So these are scored too, and :func:`resolve` turns
+    a choice among them into carrying on, as the policy does. ``places`` and
+    ``villagers`` are everything the villager knows of, present or not.
+    """
+    known = options_for(FETCHABLE, places, villagers)
+    texts = {o.text for o in possible}
+    return tuple(o for o in known if o.text not in texts)
+
+
+def resolve(chosen: Option, possible: tuple[Option, ...]) -> Option:
+    """What a chosen option comes to: itself if possible now, else carrying on."""
+    return chosen if chosen in possible else CARRY_ON
+
+
 def decide(
     intent: Intent | None,
     target: str,

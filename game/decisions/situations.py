@@ -24,6 +24,7 @@ from game.decisions.policy import (
     Event,
     Mood,
     Option,
+    absent_options,
     options_for,
 )
 from game.decisions.prompt import answer, decision_spec
@@ -82,18 +83,27 @@ class SituationWorld:
 
     names: Mapping[str, str]
     labels: Mapping[str, str]
+    places: tuple[str, ...] = ()
+    """Every place of the level, present in a situation or not."""
 
     @classmethod
-    def of(cls, cast: Cast) -> SituationWorld:
-        """The names and labels of ``cast``."""
+    def of(cls, cast: Cast, places: Sequence[str] = ()) -> SituationWorld:
+        """The names and labels of ``cast``, and the level's ``places``."""
         return cls(
-            {s.id: s.name for s in cast.npcs}, {s.id: f"{s.name} the {s.role}" for s in cast.npcs}
+            {s.id: s.name for s in cast.npcs},
+            {s.id: f"{s.name} the {s.role}" for s in cast.npcs},
+            tuple(places),
         )
 
     def options(self, situation: Situation) -> tuple[Option, ...]:
         """The options open in the situation, in prompt order."""
         villagers = tuple((v, self.labels[v]) for v in situation.villagers)
         return options_for(situation.props, situation.places, villagers)
+
+    def absent(self, situation: Situation) -> tuple[Option, ...]:
+        """What the villager knows of but cannot do in the situation (see ``absent_options``)."""
+        others = tuple((v, label) for v, label in self.labels.items() if v != situation.npc)
+        return absent_options(self.options(situation), self.places, others)
 
     def spec(self, situation: Situation) -> PromptSpec:
         """The prompt the game builds for the situation."""

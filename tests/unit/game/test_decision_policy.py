@@ -21,12 +21,14 @@ from game.decisions.policy import (
     RUN_AWAY,
     TURN_AWAY,
     Option,
+    absent_options,
     decide,
     fetch_option,
     kind_words,
     options_for,
     place_name,
     put_option,
+    resolve,
 )
 from game.decisions.prompt import (
     action_continuations,
@@ -280,3 +282,19 @@ def test_decision_corpus_is_reproducible() -> None:
     # The shipped corpus is what the generator writes with its default seed.
     shipped = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
     assert make_decision_corpus.build(20261201) == shipped
+
+
+def test_absent_options_are_the_known_asks_not_possible_now() -> None:
+    possible = options_for(("apple",), ("well",), (("guard", "Sela the guard"),))
+    known_places = ("well", "forge")
+    known_villagers = (("guard", "Sela the guard"), ("elder", "Old Wen the elder"))
+    absent = absent_options(possible, known_places, known_villagers)
+    assert [o.text for o in absent] == [
+        "fetch the ball",
+        "fetch the crate",
+        "show the way to the forge",
+        "call Old Wen the elder",
+    ]
+    assert not set(absent) & set(possible)
+    assert resolve(absent[0], possible) == CARRY_ON
+    assert resolve(possible[1], possible) is possible[1]

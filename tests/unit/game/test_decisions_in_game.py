@@ -119,3 +119,28 @@ def test_a_neutral_villager_greeting_the_traveller_does_nothing_unasked(
     wait(village, 300)
     assert village.decider is not None
     assert not village.decider.recent
+
+
+def test_an_ask_for_what_is_not_here_comes_to_carrying_on(
+    make_village: Callable[..., Session],
+) -> None:
+    """The model may recognise an ask it cannot carry out now: she carries on, and F3
+    says what was asked."""
+    village = make_village(backend=village_backend())
+    marta = near_marta(village)
+    decider = village.decider
+    assert decider is not None
+    choices = decider.choices(marta)
+    absent = next(o for o in choices.absent if o.text.startswith(("fetch", "call")))
+    # The scripted model picks the option sharing most words with the ask: the absent one.
+    open_chat(village, marta, absent.text)
+    for _ in range(600):
+        village.step(STAY)
+        if decider.recent:
+            break
+    (decision,) = decider.recent
+    assert decision.source == "model"
+    assert decision.option is not None
+    assert decision.option.text == "carry on"
+    assert decision.note == f"asked: {absent.text}, not possible now"
+    assert village.world.npc(marta).action == ""  # type: ignore[union-attr]
