@@ -1,11 +1,13 @@
-"""Write the speed benchmarks' figures into the README, between two marker lines.
+"""Write the speed benchmarks' figures into docs/benchmarks.md, between two marker lines.
 
 Reads what ``make bench-all`` leaves in ``bench/`` (``results.md`` from bench.py,
 ``busy.json``, ``busy_loaded.json``, ``bench_ai.json``, ``profile_tokens.json``,
-``gil.json``) and replaces the README's text between ``<!-- bench:begin -->`` and
+``gil.json``) and replaces the page's text between ``<!-- bench:begin -->`` and
 ``<!-- bench:end -->`` with tables built from them, so no figure is retyped by hand.
+The README's headline figures are short quotes of these tables, kept by hand.
 
-    python tools/bench_readme.py
+    python tools/bench_readme.py                     # docs/benchmarks.md
+    python tools/bench_readme.py --page OTHER.md     # any page with the two markers
 """
 
 from __future__ import annotations
@@ -176,18 +178,23 @@ def block(bench: Path) -> str:
 
 
 def main() -> int:
-    """Replace the README's generated block."""
+    """Replace the page's generated block."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
+    parser.add_argument(
+        "--page",
+        type=Path,
+        default=ROOT / "docs" / "benchmarks.md",
+        help="the Markdown page with the markers (default: docs/benchmarks.md)",
+    )
     parser.add_argument("--bench", type=Path, default=ROOT / "bench")
     args = parser.parse_args()
-    text = args.readme.read_text(encoding="utf-8")
+    text = args.page.read_text(encoding="utf-8")
     if BEGIN not in text or END not in text:
-        raise SystemExit(f"{args.readme} has no {BEGIN} ... {END} block")
+        raise SystemExit(f"{args.page} has no {BEGIN} ... {END} block")
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
-    args.readme.write_text(f"{head}{BEGIN}\n{block(args.bench)}{END}{tail}", encoding="utf-8")
-    print(f"updated {args.readme}")
+    args.page.write_text(f"{head}{BEGIN}\n{block(args.bench)}{END}{tail}", encoding="utf-8")
+    print(f"updated {args.page}")
     return 0
 
 
