@@ -121,7 +121,9 @@ class Villager:
             # Ease in over the last few units instead of overshooting the spot.
             target = math.copysign(min(brain.speed, abs(dx) * 4.0), dx)
         walking = abs(target) > 1.0 and brain.acting
-        self.shape.friction = WALK_FRICTION if walking else STAND_FRICTION
+        friction = WALK_FRICTION if walking else STAND_FRICTION
+        if self.shape.friction != friction:  # set only when it changes
+            self.shape.friction = friction
         limit = NPC_MASS * WALK_MAX_ACCEL
         force = max(-limit, min(limit, NPC_MASS * (target - self.vx) * WALK_GAIN))
         # Pushing at the feet, where friction acts, does not rock the body.
