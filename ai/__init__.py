@@ -36,13 +36,12 @@ from ai.events import (
 from ai.fallback import FallbackSource
 from ai.hygiene import clean_line, find_blocked, is_garbage, sanitize_player_text
 from ai.llama_backend import LlamaBackend
-from ai.metrics import AiMetrics, Percentiles
+from ai.metrics import AiMetrics, Percentiles, TierStats
 from ai.requests import CandidatePlan, Choice, Exchange, Handle, LineRequest, Priority, PromptSpec
 from ai.router import Router, build_router
 from ai.runtime import AiRuntime
 from ai.scripted_backend import ScriptedBackend, ScriptedError, ScriptedHang
 from ai.selection import LineCriteria, Verdict
-from ai.tiers import TierStats
 
 __all__ = [
     "AiConfig",

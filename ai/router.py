@@ -50,10 +50,10 @@ from ai.events import (
 )
 from ai.fallback import FallbackSource
 from ai.load_checks import Probe
-from ai.metrics import AiMetrics, MetricsRecorder
+from ai.metrics import AiMetrics, MetricsRecorder, TierStats
 from ai.requests import Handle, LineRequest, Priority
 from ai.runtime import AiRuntime
-from ai.tiers import Tier, TierStats
+from ai.tiers import Tier
 
 logger = logging.getLogger(__name__)
 

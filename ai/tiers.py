@@ -12,13 +12,12 @@ from __future__ import annotations
 import logging
 from collections import Counter, deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ai.breaker import CircuitBreaker
 from ai.config import RoutingConfig
 from ai.events import RequestStats
 from ai.load_checks import Probe
-from ai.metrics import Percentiles, percentile, summarize
+from ai.metrics import TierStats, percentile, summarize
 from ai.requests import LineRequest
 from ai.runtime import AiRuntime
 
@@ -27,30 +26,6 @@ logger = logging.getLogger(__name__)
 _SAMPLES = 512
 # The p95 used for routing is recomputed at most this often (and when a sample arrives).
 _P95_REFRESH_S = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class TierStats:
-    """One tier's figures for the HUD and the report; times in seconds.
-
-    ``state`` is "healthy", "open" or "probing" (the breaker), or "loading" or
-    "down" (the tier's model or client never came up). ``ttft_s`` runs from
-    submit to the first token, queue wait included: what the router routes by.
-    """
-
-    name: str
-    state: str
-    requests: int
-    completed: int
-    failed: int
-    failures: dict[str, int]
-    hedges_won: int
-    hedges_lost: int
-    breaker_opened: int
-    queue_depth: int
-    in_flight: int
-    ttft_s: Percentiles
-    tokens_per_s: Percentiles
 
 
 class Tier:

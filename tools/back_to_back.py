@@ -21,10 +21,10 @@ from ai import (
     LineRequest,
     LoadProgress,
     Priority,
+    TierStats,
 )
 from ai.events import TERMINAL_EVENTS
 from ai.load_checks import Probe
-from ai.tiers import TierStats
 
 
 class BackToBack:

@@ -41,6 +41,7 @@ from ai import (
     RequestStarted,
     RequestStats,
     RequestTimedOut,
+    TierStats,
     TokenStreamed,
 )
 from ai.fallback import safe_fallback_line
@@ -49,7 +50,6 @@ from ai.load_checks import Probe
 from ai.metrics import MetricsRecorder
 from ai.model import resolve_model_path
 from ai.prompt import build_completion_prompt
-from ai.tiers import TierStats
 
 logger = logging.getLogger(__name__)
 
