@@ -129,10 +129,8 @@ class Router:
         self._entries: dict[int, _Entry] = {}
         self._by_signature: dict[str, _Entry] = {}
         self._legs: dict[tuple[int, int], tuple[_Entry, _Leg]] = {}
-        # Requests of the router's own (probes, warm-ups): their events never reach the game.
+        # The router's own requests, breaker probes: their events never reach the game.
         self._probes: dict[tuple[int, int], tuple[Tier, AiRuntime]] = {}
-        self._warming: set[tuple[int, int]] = set()
-        self._prefills: set[tuple[int, int]] = set()
         self._hedges: dict[int, _Entry] = {}
         self._sticky: dict[int, str] = {}
         self._pending: list[AiEvent] = []
@@ -233,37 +231,26 @@ class Router:
         )
 
     def warm(self, request: LineRequest) -> None:
-        """Send ``request`` to every lane of every tier and ignore the answers.
+        """Warm every lane of every tier with ``request`` (see :meth:`AiRuntime.warm`).
 
-        For the shared prompt prefix: each model keeps it in its cache, so the first
-        real line on any tier does not pay for reading it.
+        Each model keeps the shared prompt prefix in its cache, so the first real line on
+        any tier does not pay for reading it.
         """
         for tier in self._tiers:
             for lane in tier.lanes:
-                handle = lane.submit(request)
-                self._warming.add((id(lane), handle.id))
+                lane.warm(request)
 
     def prefill(self, request: LineRequest) -> None:
-        """Read a reply's prompt into the local model's cache before it is asked for.
+        """Read a reply's prompt ahead on the local model (see :meth:`AiRuntime.prefill`).
 
-        For a player who is still typing: when they send the line, the prompt is
-        already read and the reply starts at once. Only the newest prefill matters, so
-        an earlier one still queued is cancelled; one already running is left to finish,
-        since the newer prompt shares most of what it reads. It generates one token and
-        its events never reach the game. A server tier keeps its own cache; it is not
-        asked.
+        A server tier keeps its own cache; it is not asked.
         """
-        lane = self._local.lanes[0]
-        for key in [k for k in self._prefills if k[0] == id(lane)]:
-            if lane.is_queued(Handle(key[1])):
-                lane.cancel(Handle(key[1]))
-        handle = lane.submit(request.read_ahead())
-        self._prefills.add((id(lane), handle.id))
+        self._local.lanes[0].prefill(request)
 
     @property
     def warming(self) -> bool:
-        """Whether a warm-up sent by :meth:`warm` has not ended yet (seen through ``poll``)."""
-        return bool(self._warming)
+        """Whether a warm-up sent by :meth:`warm` has not ended yet on any lane."""
+        return any(lane.warming for tier in self._tiers for lane in tier.lanes)
 
     def cancel(self, handle: Handle) -> bool:
         """Cancel every leg of a request; True if it was still live.
@@ -314,14 +301,6 @@ class Router:
         self, tier: Tier, lane: AiRuntime, event: AiEvent, now: float, out: list[AiEvent]
     ) -> None:
         key = (id(lane), event.handle.id)
-        if key in self._warming:
-            if isinstance(event, TERMINAL_EVENTS):
-                self._warming.discard(key)
-            return
-        if key in self._prefills:
-            if isinstance(event, TERMINAL_EVENTS):
-                self._prefills.discard(key)
-            return
         if key in self._probes:
             self._settle_probe(key, event, now)
             return

@@ -87,6 +87,9 @@ class AiRuntime:
         self._deadlines: list[tuple[float, int, Ticket]] = []
         self._timeouts: list[tuple[float, int, Ticket]] = []
         self._last_submit: dict[tuple[int, Priority], float] = {}
+        # Handle ids of requests run only to fill the model's cache: the caller never sees them.
+        self._warm_ups: set[int] = set()
+        self._read_aheads: set[int] = set()
         self._next_id = 1
         self._started = False
         self._shut_down = False
@@ -234,6 +237,32 @@ class AiRuntime:
         self._tickets.pop(ticket.handle.id, None)
         self._pending.append(event)
 
+    def warm(self, request: LineRequest) -> None:
+        """Run ``request`` for the model's cache only; its events never reach the caller.
+
+        For the shared prompt prefix: the model keeps it in its cache, so the first real
+        line does not pay for reading it.
+        """
+        self._warm_ups.add(self.submit(request).id)
+
+    def prefill(self, request: LineRequest) -> None:
+        """Read a reply's prompt into the model's cache before it is asked for.
+
+        For a player who is still typing: when they send the line, the prompt is
+        already read and the reply starts at once. Only the newest prefill matters, so
+        an earlier one still queued is cancelled; one already running is left to finish,
+        since the newer prompt shares most of what it reads. It generates one token and
+        its events never reach the caller.
+        """
+        for handle_id in [h for h in self._read_aheads if self.is_queued(Handle(h))]:
+            self.cancel(Handle(handle_id))
+        self._read_aheads.add(self.submit(request.read_ahead()).id)
+
+    @property
+    def warming(self) -> bool:
+        """Whether a warm-up sent by :meth:`warm` has not ended yet (seen through ``poll``)."""
+        return bool(self._warm_ups)
+
     def cancel(self, handle: Handle) -> bool:
         """Cancel a queued or running request; True if it was still live.
 
@@ -301,7 +330,17 @@ class AiRuntime:
             out.append(event)
             if isinstance(event, TERMINAL_EVENTS):
                 self._count_outcome(event, out)
+        if self._warm_ups or self._read_aheads:
+            return self._drop_cache_only(out)
         return out
+
+    def _drop_cache_only(self, events: list[AiEvent]) -> list[AiEvent]:
+        """``events`` less those of warm-ups and read-aheads, each forgotten once it ends."""
+        quiet = self._warm_ups | self._read_aheads
+        ended = {e.handle.id for e in events if isinstance(e, TERMINAL_EVENTS)}
+        self._warm_ups -= ended
+        self._read_aheads -= ended
+        return [e for e in events if e.handle.id not in quiet]
 
     def _count_outcome(self, event: TerminalEvent, out: list[AiEvent]) -> None:
         """Record a terminal event in metrics and add its fallback, if it needs one."""
