@@ -149,7 +149,7 @@ TERMINAL_EVENTS = (LineCompleted, LineFailed, RequestCancelled, RequestTimedOut,
 
 
 def needs_fallback(event: TerminalEvent) -> bool:
-    """Whether a ``FallbackUsed`` follows this terminal event (see ``ai.runtime``)."""
+    """Whether a ``FallbackUsed`` follows this terminal event (see ``ai.line_runtime``)."""
     if isinstance(event, LineCompleted):
         return False
     return not (isinstance(event, RequestCancelled) and event.reason == "cancelled")

@@ -1,12 +1,12 @@
 """The game-facing front of the tiers: route each request, hedge chat, break circuits.
 
-The router has the runtime's API (``submit``, ``poll``, ``cancel``, ``wait``, and the
-status calls), so the game talks to one object whether one tier or two stand behind
-it. Each request gets a router handle; its id is the request id that the tiers' logs
-(``ai.tier.local``, ``ai.tier.remote``) and the game's bubble log carry, so a line can
-be traced end to end. Behind a handle run one or two "legs", each a request on one
-tier's lane, and the router hands the game exactly the events a lone runtime would:
-one terminal event per request, and at most one fallback.
+The router is a :class:`~ai.line_runtime.LineRuntime`, like each runtime behind it,
+so the game talks to one object whether one tier or two stand behind it. Each request
+gets a router handle; its id is the request id that the tiers' logs (``ai.tier.local``,
+``ai.tier.remote``) and the game's bubble log carry, so a line can be traced end to
+end. Behind a handle run one or two "legs", each a request on one tier's lane, and the
+router hands the game exactly the events a lone runtime would: one terminal event per
+request, and at most one fallback.
 
 Where a request goes:
 
@@ -49,6 +49,7 @@ from ai.events import (
     needs_fallback,
 )
 from ai.fallback import FallbackSource
+from ai.line_runtime import LineRuntime
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder, TierStats
 from ai.requests import Handle, LineRequest, Priority
@@ -109,7 +110,7 @@ class _Entry:
 
 
 class Router:
-    """Routes line requests over tiers; the same API as :class:`AiRuntime`."""
+    """Routes line requests over tiers; a :class:`LineRuntime` like each of its lanes."""
 
     def __init__(
         self,
@@ -550,6 +551,10 @@ def _failure_reason(event: TerminalEvent) -> str | None:
     if isinstance(event, RequestDropped) and event.reason == "deadline":
         return "deadline"
     return None
+
+
+# mypy checks here that the router offers every call the game makes.
+_IS_A_LINE_RUNTIME: type[LineRuntime] = Router
 
 
 def build_router(

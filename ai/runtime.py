@@ -1,24 +1,20 @@
-"""The game-facing API: submit requests, poll events, never block.
+"""One worker thread and its queue, behind submit and poll: a runtime.
+
+The router runs one runtime for each lane of each tier (the local model has one lane,
+a server may have several). A runtime on its own is a
+:class:`~ai.line_runtime.LineRuntime` too, with no tiers, and keeps the outcome rules
+set out there.
 
 Threading model: the main thread calls every public method here. One worker
 thread (:mod:`ai.worker`) owns the backend. They share a scheduler guarded by
 one lock held for microseconds, and an outbox ``deque`` of immutable events.
 Fallback lines are fetched here, on the main thread, never by the worker.
 
-Outcome rules, so the caller always gets an answer:
-
-- ``LineCompleted``: a clean line, no fallback.
-- ``LineFailed`` (error, garbage, blocked, degraded), ``RequestTimedOut``,
-  ``RequestDropped`` (evicted, deadline, rate_limited, shutdown) and
-  ``RequestCancelled`` for any reason other than ``"cancelled"`` are each
-  followed by exactly one ``FallbackUsed``.
-- ``cancel(handle)`` by the caller yields ``RequestCancelled("cancelled")``
-  and no fallback: the caller no longer wants the line.
-- Preemption: a running PREDICTIVE or AMBIENT request is stopped at the next
-  token when PLAYER_CHAT work is submitted. If its deadline has not passed it
-  is silently re-queued at the head of its class and later starts again from
-  scratch, so a second ``RequestStarted`` arrives (reset partial text on it);
-  otherwise it ends in ``RequestCancelled("preempted")`` plus a fallback.
+Preemption: a running PREDICTIVE or AMBIENT request is stopped at the next token
+when PLAYER_CHAT work is submitted. If its deadline has not passed it is silently
+re-queued at the head of its class and later starts again from scratch, so a second
+``RequestStarted`` arrives; otherwise it ends in ``RequestCancelled("preempted")``
+plus a fallback.
 """
 
 from __future__ import annotations
@@ -46,8 +42,9 @@ from ai.events import (
     TerminalEvent,
 )
 from ai.fallback import FallbackSource, safe_fallback_line
+from ai.line_runtime import LineRuntime
 from ai.load_checks import Probe
-from ai.metrics import AiMetrics, MetricsRecorder
+from ai.metrics import AiMetrics, MetricsRecorder, TierStats
 from ai.requests import Handle, LineRequest, Priority
 from ai.scheduler import Scheduler, Ticket, TicketState
 from ai.worker import Outbox, Worker
@@ -61,7 +58,7 @@ _JOIN_WARN_S = 2.0
 
 
 class AiRuntime:
-    """Schedules line requests onto one worker thread and reports events.
+    """Schedules line requests onto one worker thread and reports events; one lane.
 
     Not thread-safe: call it from the game's main thread only. ``clock`` must
     be monotonic seconds; tests inject a fake one.
@@ -419,3 +416,16 @@ class AiRuntime:
         """An immutable snapshot of counters and latency percentiles."""
         self._metrics.requeued = self._worker.requeued
         return self._metrics.snapshot(self.queue_depth, self.in_flight)
+
+    @property
+    def multi_tier(self) -> bool:
+        """A lone runtime is no tier: the router keeps tiers."""
+        return False
+
+    def tiers(self) -> tuple[TierStats, ...]:
+        """No tiers to report."""
+        return ()
+
+
+# mypy checks here that a runtime offers every call the game makes.
+_IS_A_LINE_RUNTIME: type[LineRuntime] = AiRuntime
