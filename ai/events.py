@@ -153,3 +153,14 @@ def needs_fallback(event: TerminalEvent) -> bool:
     if isinstance(event, LineCompleted):
         return False
     return not (isinstance(event, RequestCancelled) and event.reason == "cancelled")
+
+
+def failure_reason(event: TerminalEvent) -> str | None:
+    """Why a request failed, for a tier's figures and breaker; None if it did not fail."""
+    if isinstance(event, LineFailed):
+        return event.reason
+    if isinstance(event, RequestTimedOut):
+        return "timeout"
+    if isinstance(event, RequestDropped) and event.reason == "deadline":
+        return "deadline"
+    return None

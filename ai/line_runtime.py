@@ -20,7 +20,8 @@ Outcome rules, so the caller always gets an answer:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ai.events import AiEvent, LoadProgress
@@ -94,3 +95,19 @@ class LineRuntime(Protocol):
     def tiers(self) -> tuple[TierStats, ...]:
         """Each tier's state and figures, local first; empty with no tiers."""
         ...
+
+
+def poll_until(
+    poll: Callable[[], list[AiEvent]], ended: Callable[[], bool], timeout_s: float
+) -> list[AiEvent]:
+    """Call ``poll`` every millisecond until ``ended()`` or ``timeout_s`` has passed.
+
+    The body of every :meth:`LineRuntime.wait`: each event seen, of any request, in order.
+    """
+    end = time.monotonic() + max(0.0, timeout_s)
+    events: list[AiEvent] = []
+    while True:
+        events.extend(poll())
+        if ended() or time.monotonic() >= end:
+            return events
+        time.sleep(0.001)
