@@ -19,7 +19,6 @@ plus a fallback.
 
 from __future__ import annotations
 
-import heapq
 import logging
 import sys
 import threading
@@ -28,6 +27,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from ai.backend import Backend
+from ai.cache_fills import CacheFills
 from ai.config import AiConfig
 from ai.events import (
     TERMINAL_EVENTS,
@@ -41,8 +41,9 @@ from ai.events import (
     RequestTimedOut,
     TerminalEvent,
 )
+from ai.expiry import Expiry
 from ai.fallback import FallbackSource, safe_fallback_line
-from ai.line_runtime import LineRuntime
+from ai.line_runtime import LineRuntime, poll_until
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder, TierStats
 from ai.requests import Handle, LineRequest, Priority
@@ -81,12 +82,9 @@ class AiRuntime:
         self._metrics = MetricsRecorder()
         self._tickets: dict[int, Ticket] = {}
         self._pending: list[AiEvent] = []
-        self._deadlines: list[tuple[float, int, Ticket]] = []
-        self._timeouts: list[tuple[float, int, Ticket]] = []
+        self._expiry = Expiry()
         self._last_submit: dict[tuple[int, Priority], float] = {}
-        # Handle ids of requests run only to fill the model's cache: the caller never sees them.
-        self._warm_ups: set[int] = set()
-        self._read_aheads: set[int] = set()
+        self._fills = CacheFills()
         self._next_id = 1
         self._started = False
         self._shut_down = False
@@ -217,8 +215,7 @@ class AiRuntime:
             self._metrics.max_queue_depth = depth
         if evicted is not ticket:
             self._tickets[handle.id] = ticket
-            heapq.heappush(self._deadlines, (ticket.deadline_at, ticket.seq, ticket))
-            heapq.heappush(self._timeouts, (ticket.timeout_at, ticket.seq, ticket))
+            self._expiry.track(ticket)
         if evicted is not None:
             self._emit_terminal(evicted, RequestDropped(evicted.handle, evicted.request, "evicted"))
         return handle
@@ -235,30 +232,24 @@ class AiRuntime:
         self._pending.append(event)
 
     def warm(self, request: LineRequest) -> None:
-        """Run ``request`` for the model's cache only; its events never reach the caller.
-
-        For the shared prompt prefix: the model keeps it in its cache, so the first real
-        line does not pay for reading it.
-        """
-        self._warm_ups.add(self.submit(request).id)
+        """Run ``request`` for the model's cache only (see :mod:`ai.cache_fills`)."""
+        self._fills.add_warm_up(self.submit(request))
 
     def prefill(self, request: LineRequest) -> None:
-        """Read a reply's prompt into the model's cache before it is asked for.
+        """Read a reply's prompt into the model's cache ahead (see :mod:`ai.cache_fills`).
 
-        For a player who is still typing: when they send the line, the prompt is
-        already read and the reply starts at once. Only the newest prefill matters, so
-        an earlier one still queued is cancelled; one already running is left to finish,
-        since the newer prompt shares most of what it reads. It generates one token and
-        its events never reach the caller.
+        It generates one token and its events never reach the caller. An earlier
+        read-ahead still queued is cancelled: only the newest matters.
         """
-        for handle_id in [h for h in self._read_aheads if self.is_queued(Handle(h))]:
-            self.cancel(Handle(handle_id))
-        self._read_aheads.add(self.submit(request.read_ahead()).id)
+        for handle in self._fills.read_aheads():
+            if self.is_queued(handle):
+                self.cancel(handle)
+        self._fills.add_read_ahead(self.submit(request.read_ahead()))
 
     @property
     def warming(self) -> bool:
         """Whether a warm-up sent by :meth:`warm` has not ended yet (seen through ``poll``)."""
-        return bool(self._warm_ups)
+        return self._fills.warming
 
     def cancel(self, handle: Handle) -> bool:
         """Cancel a queued or running request; True if it was still live.
@@ -315,10 +306,8 @@ class AiRuntime:
                 else:
                     self._pending.append(event)
         now = self._clock()
-        if self._deadlines and self._deadlines[0][0] <= now:
-            self._expire_deadlines(now)
-        if self._timeouts and self._timeouts[0][0] <= now:
-            self._expire_timeouts(now)
+        if self._expiry.due(now):
+            self._expire(now)
         if not self._pending:
             return []
         pending, self._pending = self._pending, []
@@ -327,17 +316,9 @@ class AiRuntime:
             out.append(event)
             if isinstance(event, TERMINAL_EVENTS):
                 self._count_outcome(event, out)
-        if self._warm_ups or self._read_aheads:
-            return self._drop_cache_only(out)
+        if self._fills:
+            return self._fills.drop_from(out)
         return out
-
-    def _drop_cache_only(self, events: list[AiEvent]) -> list[AiEvent]:
-        """``events`` less those of warm-ups and read-aheads, each forgotten once it ends."""
-        quiet = self._warm_ups | self._read_aheads
-        ended = {e.handle.id for e in events if isinstance(e, TERMINAL_EVENTS)}
-        self._warm_ups -= ended
-        self._read_aheads -= ended
-        return [e for e in events if e.handle.id not in quiet]
 
     def _count_outcome(self, event: TerminalEvent, out: list[AiEvent]) -> None:
         """Record a terminal event in metrics and add its fallback, if it needs one."""
@@ -346,25 +327,16 @@ class AiRuntime:
             text = safe_fallback_line(self._fallback, event.request)
             out.append(FallbackUsed(event.handle, event.request, text, reason))
 
-    def _expire_deadlines(self, now: float) -> None:
-        deadlines = self._deadlines
-        while deadlines and deadlines[0][0] <= now:
-            ticket = heapq.heappop(deadlines)[2]
-            if ticket.closed:
-                continue
+    def _expire(self, now: float) -> None:
+        """Drop the queued requests past their deadline; stop those past their timeout."""
+        for ticket in self._expiry.past_deadline(now):
             with self._cond:
                 if ticket.state is not TicketState.QUEUED:
                     continue
                 self._scheduler.remove(ticket)
                 ticket.state = TicketState.DONE
             self._emit_terminal(ticket, RequestDropped(ticket.handle, ticket.request, "deadline"))
-
-    def _expire_timeouts(self, now: float) -> None:
-        timeouts = self._timeouts
-        while timeouts and timeouts[0][0] <= now:
-            ticket = heapq.heappop(timeouts)[2]
-            if ticket.closed:
-                continue
+        for ticket in self._expiry.past_timeout(now):
             self._stop(ticket, "timeout")
             self._emit_terminal(ticket, RequestTimedOut(ticket.handle, ticket.request))
 
@@ -387,14 +359,11 @@ class AiRuntime:
         only touched by the worker thread; this merely polls in a loop. Events
         of other requests that arrive meanwhile are returned too, in order.
         """
-        end = time.monotonic() + max(0.0, timeout_s)
-        events: list[AiEvent] = []
-        while True:
-            events.extend(self.poll())
-            ticket = self._tickets.get(handle.id)
-            if ticket is None or ticket.closed or time.monotonic() >= end:
-                return events
-            time.sleep(0.001)
+        return poll_until(self.poll, lambda: self._ended(handle), timeout_s)
+
+    def _ended(self, handle: Handle) -> bool:
+        ticket = self._tickets.get(handle.id)
+        return ticket is None or ticket.closed
 
     # -- status --------------------------------------------------------------
 
