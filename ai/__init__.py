@@ -1,10 +1,10 @@
 """Everything between the game and the language model.
 
-The game builds a :class:`Router` (``build_router``) over one or two tiers, each
-an :class:`AiRuntime` with its own worker thread, submits :class:`LineRequest`
-objects and drains events once per tick with :meth:`Router.poll`. Only the local
-runtime's worker thread touches the in-process model. This package never imports
-the game.
+The game talks to a :class:`LineRuntime`: the :class:`Router` that ``build_router``
+makes over one or two tiers, each tier one or more :class:`AiRuntime` lanes with a
+worker thread of its own. It submits :class:`LineRequest` objects and drains events
+once per tick with ``poll``. Only the local runtime's worker thread touches the
+in-process model. This package never imports the game.
 """
 
 from ai.backend import Backend, GenerationError, GenerationParams, ModelLoadError
@@ -35,14 +35,14 @@ from ai.events import (
 )
 from ai.fallback import FallbackSource
 from ai.hygiene import clean_line, find_blocked, is_garbage, sanitize_player_text
+from ai.line_runtime import LineRuntime
 from ai.llama_backend import LlamaBackend
-from ai.metrics import AiMetrics, Percentiles
+from ai.metrics import AiMetrics, Percentiles, TierStats
 from ai.requests import CandidatePlan, Choice, Exchange, Handle, LineRequest, Priority, PromptSpec
 from ai.router import Router, build_router
 from ai.runtime import AiRuntime
 from ai.scripted_backend import ScriptedBackend, ScriptedError, ScriptedHang
 from ai.selection import LineCriteria, Verdict
-from ai.tiers import TierStats
 
 __all__ = [
     "AiConfig",
@@ -65,6 +65,7 @@ __all__ = [
     "LineCriteria",
     "LineFailed",
     "LineRequest",
+    "LineRuntime",
     "LlamaBackend",
     "LoadProgress",
     "ModelConfig",

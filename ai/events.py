@@ -149,7 +149,18 @@ TERMINAL_EVENTS = (LineCompleted, LineFailed, RequestCancelled, RequestTimedOut,
 
 
 def needs_fallback(event: TerminalEvent) -> bool:
-    """Whether a ``FallbackUsed`` follows this terminal event (see ``ai.runtime``)."""
+    """Whether a ``FallbackUsed`` follows this terminal event (see ``ai.line_runtime``)."""
     if isinstance(event, LineCompleted):
         return False
     return not (isinstance(event, RequestCancelled) and event.reason == "cancelled")
+
+
+def failure_reason(event: TerminalEvent) -> str | None:
+    """Why a request failed, for a tier's figures and breaker; None if it did not fail."""
+    if isinstance(event, LineFailed):
+        return event.reason
+    if isinstance(event, RequestTimedOut):
+        return "timeout"
+    if isinstance(event, RequestDropped) and event.reason == "deadline":
+        return "deadline"
+    return None

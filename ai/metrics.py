@@ -2,7 +2,8 @@
 
 Recording happens on the main thread inside ``submit``/``poll``/``cancel`` and
 must cost next to nothing: a counter increment or a bounded ``deque`` append.
-Percentiles are computed only when someone asks for a snapshot.
+Percentiles are computed only when someone asks for a snapshot: :class:`AiMetrics`
+for a runtime's requests, :class:`TierStats` for one tier behind the router.
 """
 
 from __future__ import annotations
@@ -107,6 +108,30 @@ class AiMetrics:
     submit_call_s: Percentiles
     poll_call_s: Percentiles
     cancel_call_s: Percentiles
+
+
+@dataclass(frozen=True, slots=True)
+class TierStats:
+    """One tier's figures for the HUD and the report; times in seconds.
+
+    ``state`` is "healthy", "open" or "probing" (the breaker), or "loading" or
+    "down" (the tier's model or client never came up). ``ttft_s`` runs from
+    submit to the first token, queue wait included: what the router routes by.
+    """
+
+    name: str
+    state: str
+    requests: int
+    completed: int
+    failed: int
+    failures: dict[str, int]
+    hedges_won: int
+    hedges_lost: int
+    breaker_opened: int
+    queue_depth: int
+    in_flight: int
+    ttft_s: Percentiles
+    tokens_per_s: Percentiles
 
 
 class MetricsRecorder:

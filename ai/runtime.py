@@ -1,29 +1,24 @@
-"""The game-facing API: submit requests, poll events, never block.
+"""One worker thread and its queue, behind submit and poll: a runtime.
+
+The router runs one runtime for each lane of each tier (the local model has one lane,
+a server may have several). A runtime on its own is a
+:class:`~ai.line_runtime.LineRuntime` too, with no tiers, and keeps the outcome rules
+set out there.
 
 Threading model: the main thread calls every public method here. One worker
 thread (:mod:`ai.worker`) owns the backend. They share a scheduler guarded by
 one lock held for microseconds, and an outbox ``deque`` of immutable events.
 Fallback lines are fetched here, on the main thread, never by the worker.
 
-Outcome rules, so the caller always gets an answer:
-
-- ``LineCompleted``: a clean line, no fallback.
-- ``LineFailed`` (error, garbage, blocked, degraded), ``RequestTimedOut``,
-  ``RequestDropped`` (evicted, deadline, rate_limited, shutdown) and
-  ``RequestCancelled`` for any reason other than ``"cancelled"`` are each
-  followed by exactly one ``FallbackUsed``.
-- ``cancel(handle)`` by the caller yields ``RequestCancelled("cancelled")``
-  and no fallback: the caller no longer wants the line.
-- Preemption: a running PREDICTIVE or AMBIENT request is stopped at the next
-  token when PLAYER_CHAT work is submitted. If its deadline has not passed it
-  is silently re-queued at the head of its class and later starts again from
-  scratch, so a second ``RequestStarted`` arrives (reset partial text on it);
-  otherwise it ends in ``RequestCancelled("preempted")`` plus a fallback.
+Preemption: a running PREDICTIVE or AMBIENT request is stopped at the next token
+when PLAYER_CHAT work is submitted. If its deadline has not passed it is silently
+re-queued at the head of its class and later starts again from scratch, so a second
+``RequestStarted`` arrives; otherwise it ends in ``RequestCancelled("preempted")``
+plus a fallback.
 """
 
 from __future__ import annotations
 
-import heapq
 import logging
 import sys
 import threading
@@ -32,6 +27,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from ai.backend import Backend
+from ai.cache_fills import CacheFills
 from ai.config import AiConfig
 from ai.events import (
     TERMINAL_EVENTS,
@@ -45,9 +41,11 @@ from ai.events import (
     RequestTimedOut,
     TerminalEvent,
 )
+from ai.expiry import Expiry
 from ai.fallback import FallbackSource, safe_fallback_line
+from ai.line_runtime import LineRuntime, poll_until
 from ai.load_checks import Probe
-from ai.metrics import AiMetrics, MetricsRecorder
+from ai.metrics import AiMetrics, MetricsRecorder, TierStats
 from ai.requests import Handle, LineRequest, Priority
 from ai.scheduler import Scheduler, Ticket, TicketState
 from ai.worker import Outbox, Worker
@@ -61,7 +59,7 @@ _JOIN_WARN_S = 2.0
 
 
 class AiRuntime:
-    """Schedules line requests onto one worker thread and reports events.
+    """Schedules line requests onto one worker thread and reports events; one lane.
 
     Not thread-safe: call it from the game's main thread only. ``clock`` must
     be monotonic seconds; tests inject a fake one.
@@ -84,9 +82,9 @@ class AiRuntime:
         self._metrics = MetricsRecorder()
         self._tickets: dict[int, Ticket] = {}
         self._pending: list[AiEvent] = []
-        self._deadlines: list[tuple[float, int, Ticket]] = []
-        self._timeouts: list[tuple[float, int, Ticket]] = []
+        self._expiry = Expiry()
         self._last_submit: dict[tuple[int, Priority], float] = {}
+        self._fills = CacheFills()
         self._next_id = 1
         self._started = False
         self._shut_down = False
@@ -217,8 +215,7 @@ class AiRuntime:
             self._metrics.max_queue_depth = depth
         if evicted is not ticket:
             self._tickets[handle.id] = ticket
-            heapq.heappush(self._deadlines, (ticket.deadline_at, ticket.seq, ticket))
-            heapq.heappush(self._timeouts, (ticket.timeout_at, ticket.seq, ticket))
+            self._expiry.track(ticket)
         if evicted is not None:
             self._emit_terminal(evicted, RequestDropped(evicted.handle, evicted.request, "evicted"))
         return handle
@@ -233,6 +230,26 @@ class AiRuntime:
         ticket.closed = True
         self._tickets.pop(ticket.handle.id, None)
         self._pending.append(event)
+
+    def warm(self, request: LineRequest) -> None:
+        """Run ``request`` for the model's cache only (see :mod:`ai.cache_fills`)."""
+        self._fills.add_warm_up(self.submit(request))
+
+    def prefill(self, request: LineRequest) -> None:
+        """Read a reply's prompt into the model's cache ahead (see :mod:`ai.cache_fills`).
+
+        It generates one token and its events never reach the caller. An earlier
+        read-ahead still queued is cancelled: only the newest matters.
+        """
+        for handle in self._fills.read_aheads():
+            if self.is_queued(handle):
+                self.cancel(handle)
+        self._fills.add_read_ahead(self.submit(request.read_ahead()))
+
+    @property
+    def warming(self) -> bool:
+        """Whether a warm-up sent by :meth:`warm` has not ended yet (seen through ``poll``)."""
+        return self._fills.warming
 
     def cancel(self, handle: Handle) -> bool:
         """Cancel a queued or running request; True if it was still live.
@@ -289,10 +306,8 @@ class AiRuntime:
                 else:
                     self._pending.append(event)
         now = self._clock()
-        if self._deadlines and self._deadlines[0][0] <= now:
-            self._expire_deadlines(now)
-        if self._timeouts and self._timeouts[0][0] <= now:
-            self._expire_timeouts(now)
+        if self._expiry.due(now):
+            self._expire(now)
         if not self._pending:
             return []
         pending, self._pending = self._pending, []
@@ -301,6 +316,8 @@ class AiRuntime:
             out.append(event)
             if isinstance(event, TERMINAL_EVENTS):
                 self._count_outcome(event, out)
+        if self._fills:
+            return self._fills.drop_from(out)
         return out
 
     def _count_outcome(self, event: TerminalEvent, out: list[AiEvent]) -> None:
@@ -310,25 +327,16 @@ class AiRuntime:
             text = safe_fallback_line(self._fallback, event.request)
             out.append(FallbackUsed(event.handle, event.request, text, reason))
 
-    def _expire_deadlines(self, now: float) -> None:
-        deadlines = self._deadlines
-        while deadlines and deadlines[0][0] <= now:
-            ticket = heapq.heappop(deadlines)[2]
-            if ticket.closed:
-                continue
+    def _expire(self, now: float) -> None:
+        """Drop the queued requests past their deadline; stop those past their timeout."""
+        for ticket in self._expiry.past_deadline(now):
             with self._cond:
                 if ticket.state is not TicketState.QUEUED:
                     continue
                 self._scheduler.remove(ticket)
                 ticket.state = TicketState.DONE
             self._emit_terminal(ticket, RequestDropped(ticket.handle, ticket.request, "deadline"))
-
-    def _expire_timeouts(self, now: float) -> None:
-        timeouts = self._timeouts
-        while timeouts and timeouts[0][0] <= now:
-            ticket = heapq.heappop(timeouts)[2]
-            if ticket.closed:
-                continue
+        for ticket in self._expiry.past_timeout(now):
             self._stop(ticket, "timeout")
             self._emit_terminal(ticket, RequestTimedOut(ticket.handle, ticket.request))
 
@@ -351,14 +359,11 @@ class AiRuntime:
         only touched by the worker thread; this merely polls in a loop. Events
         of other requests that arrive meanwhile are returned too, in order.
         """
-        end = time.monotonic() + max(0.0, timeout_s)
-        events: list[AiEvent] = []
-        while True:
-            events.extend(self.poll())
-            ticket = self._tickets.get(handle.id)
-            if ticket is None or ticket.closed or time.monotonic() >= end:
-                return events
-            time.sleep(0.001)
+        return poll_until(self.poll, lambda: self._ended(handle), timeout_s)
+
+    def _ended(self, handle: Handle) -> bool:
+        ticket = self._tickets.get(handle.id)
+        return ticket is None or ticket.closed
 
     # -- status --------------------------------------------------------------
 
@@ -380,3 +385,16 @@ class AiRuntime:
         """An immutable snapshot of counters and latency percentiles."""
         self._metrics.requeued = self._worker.requeued
         return self._metrics.snapshot(self.queue_depth, self.in_flight)
+
+    @property
+    def multi_tier(self) -> bool:
+        """A lone runtime is no tier: the router keeps tiers."""
+        return False
+
+    def tiers(self) -> tuple[TierStats, ...]:
+        """No tiers to report."""
+        return ()
+
+
+# mypy checks here that a runtime offers every call the game makes.
+_IS_A_LINE_RUNTIME: type[LineRuntime] = AiRuntime

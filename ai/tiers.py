@@ -10,47 +10,29 @@ The router in front of the tiers decides where each request goes.
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter, deque
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
+from ai.backend import Backend
 from ai.breaker import CircuitBreaker
-from ai.config import RoutingConfig
+from ai.config import AiConfig, RoutingConfig, RuntimeConfig
 from ai.events import RequestStats
+from ai.fallback import FallbackSource
 from ai.load_checks import Probe
-from ai.metrics import Percentiles, percentile, summarize
+from ai.metrics import TierStats, percentile, summarize
 from ai.requests import LineRequest
 from ai.runtime import AiRuntime
 
 logger = logging.getLogger(__name__)
 
+LOCAL = "local"
+REMOTE = "remote"
+
 _SAMPLES = 512
 # The p95 used for routing is recomputed at most this often (and when a sample arrives).
 _P95_REFRESH_S = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class TierStats:
-    """One tier's figures for the HUD and the report; times in seconds.
-
-    ``state`` is "healthy", "open" or "probing" (the breaker), or "loading" or
-    "down" (the tier's model or client never came up). ``ttft_s`` runs from
-    submit to the first token, queue wait included: what the router routes by.
-    """
-
-    name: str
-    state: str
-    requests: int
-    completed: int
-    failed: int
-    failures: dict[str, int]
-    hedges_won: int
-    hedges_lost: int
-    breaker_opened: int
-    queue_depth: int
-    in_flight: int
-    ttft_s: Percentiles
-    tokens_per_s: Percentiles
 
 
 class Tier:
@@ -182,3 +164,37 @@ class Tier:
             ttft_s=summarize(s for _, s in self._ttft),
             tokens_per_s=summarize(self._tokens_per_s),
         )
+
+
+def build_tiers(
+    config: AiConfig,
+    local_backend: Backend,
+    fallback: FallbackSource,
+    remote_backend: Callable[[], Backend] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[Tier]:
+    """The local tier, plus the remote tier when ``remote.enabled`` (not yet started).
+
+    ``remote_backend`` makes one backend per remote lane; by default an
+    :class:`~ai.openai_backend.OpenAiBackend` for ``config.remote``.
+    """
+    local = Tier(LOCAL, [AiRuntime(config, local_backend, fallback, clock)], config.routing)
+    tiers = [local]
+    if config.remote.enabled:
+        if remote_backend is None:
+            from ai.openai_backend import OpenAiBackend
+
+            remote = config.remote
+
+            def remote_backend() -> Backend:
+                return OpenAiBackend(remote)
+
+        # Only the local runtime sets the interpreter's switch interval (and restores it).
+        lane_config = replace(config, runtime=RuntimeConfig(switch_interval_s=0.0))
+        lanes = [
+            AiRuntime(lane_config, remote_backend(), fallback, clock)
+            for _ in range(config.remote.lanes)
+        ]
+        breaker = CircuitBreaker(config.breaker, REMOTE)
+        tiers.append(Tier(REMOTE, lanes, config.routing, breaker))
+    return tiers

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Protocol
 
 from ai import (
     AiConfig,
@@ -19,12 +19,27 @@ from ai import (
     FallbackSource,
     Handle,
     LineRequest,
+    LineRuntime,
     LoadProgress,
     Priority,
+    TierStats,
 )
 from ai.events import TERMINAL_EVENTS
 from ai.load_checks import Probe
-from ai.tiers import TierStats
+
+
+class LineRuntimeWithQueue(LineRuntime, Protocol):
+    """A :class:`LineRuntime` that also says how many requests wait and run."""
+
+    @property
+    def queue_depth(self) -> int:
+        """Requests waiting to start."""
+        ...
+
+    @property
+    def in_flight(self) -> int:
+        """Requests generating right now."""
+        ...
 
 
 class BackToBack:
@@ -38,7 +53,7 @@ class BackToBack:
     them; from then on its queue figures count the game's own requests only.
     """
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: LineRuntimeWithQueue) -> None:
         self.runtime = runtime
         self._fillers: set[int] = set()
         self._context: LineRequest | None = None
@@ -53,7 +68,7 @@ class BackToBack:
     def submit(self, request: LineRequest) -> Handle:
         """Submit a game request; remember its context for fillers."""
         self._context = request
-        handle: Handle = self.runtime.submit(request)
+        handle = self.runtime.submit(request)
         self._open.add(handle.id)
         return handle
 
@@ -69,31 +84,30 @@ class BackToBack:
     @property
     def warming(self) -> bool:
         """As the wrapped runtime."""
-        return bool(self.runtime.warming)
+        return self.runtime.warming
 
     @property
     def multi_tier(self) -> bool:
         """As the wrapped runtime."""
-        return bool(self.runtime.multi_tier)
+        return self.runtime.multi_tier
 
     def tiers(self) -> tuple[TierStats, ...]:
         """The wrapped runtime's tiers."""
-        tiers: tuple[TierStats, ...] = self.runtime.tiers()
-        return tiers
+        return self.runtime.tiers()
 
     def cancel(self, handle: Handle) -> bool:
         """Cancel a game request."""
         self._open.discard(handle.id)
-        return bool(self.runtime.cancel(handle))
+        return self.runtime.cancel(handle)
 
     def poll(self) -> list[AiEvent]:
         """Top up the queue with a filler, then pass on the game's events only."""
         runtime = self.runtime
-        if not self._filling and self._context is not None:
+        base = self._context
+        if not self._filling and base is not None:
             self._filling = runtime.queue_depth == 0 and runtime.in_flight == 0
-        if self._filling and runtime.queue_depth == 0:
+        if self._filling and base is not None and runtime.queue_depth == 0:
             self._count += 1
-            base = self._context
             filler = LineRequest(
                 npc_id=-self._count,
                 priority=Priority.AMBIENT,
@@ -122,12 +136,11 @@ class BackToBack:
 
     def load_progress(self) -> LoadProgress:
         """The wrapped runtime's load state."""
-        progress: LoadProgress = self.runtime.load_progress()
-        return progress
+        return self.runtime.load_progress()
 
     def metrics(self) -> AiMetrics:
         """The wrapped runtime's figures (fillers are real work); the game's queue only."""
-        metrics: AiMetrics = self.runtime.metrics()
+        metrics = self.runtime.metrics()
         if not self._filling:
             return metrics
         return replace(metrics, queue_depth=len(self._open), in_flight=0)
@@ -137,10 +150,16 @@ class BackToBack:
         self.runtime.shutdown()
 
 
-def busy(factory: Callable[[AiConfig, Backend, FallbackSource], Any]) -> Callable[..., Any]:
+# mypy checks here that the wrapper offers every call the game makes.
+_IS_A_LINE_RUNTIME: type[LineRuntime] = BackToBack
+
+
+def busy(
+    factory: Callable[[AiConfig, Backend, FallbackSource], LineRuntimeWithQueue],
+) -> Callable[[AiConfig, Backend, FallbackSource], BackToBack]:
     """A runtime factory whose runtime is kept generating back to back."""
 
-    def build(config: AiConfig, backend: Backend, fallback: FallbackSource) -> Any:
+    def build(config: AiConfig, backend: Backend, fallback: FallbackSource) -> BackToBack:
         return BackToBack(factory(config, backend, fallback))
 
     return build

@@ -5,10 +5,10 @@ requests, one worker thread calling ``Llama.create_completion(stream=True)``, an
 callback that posts each piece to a task queue the main thread drains every tick. No
 scheduler, no priorities, no preemption, no prefix matching of its own, no tiers,
 Python's default switch interval, and one line per request: a request's candidate plan
-(several drafts, scored) is the runtime's own and is not followed here. It has just
-enough of the ``Router``'s surface for the game's ``ModelLineSource`` (submit, warm,
-poll, cancel, wait, status, metrics, tiers), so the village runs on it unchanged
-through ``game.app.run(options, runtime_factory=plain_runtime)``.
+(several drafts, scored) is the runtime's own and is not followed here. It is a
+:class:`~ai.line_runtime.LineRuntime`, the calls the game makes on the ``Router``
+(submit, warm, poll, cancel, wait, status, metrics, tiers), so the village runs on it
+unchanged through ``game.app.run(options, runtime_factory=plain_runtime)``.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from ai import (
     AiConfig,
@@ -35,25 +35,33 @@ from ai import (
     LineCompleted,
     LineFailed,
     LineRequest,
+    LineRuntime,
     LoadProgress,
     ModelConfig,
     RequestCancelled,
     RequestStarted,
     RequestStats,
     RequestTimedOut,
+    TierStats,
     TokenStreamed,
 )
 from ai.fallback import safe_fallback_line
 from ai.hygiene import clean_line, clean_partial, is_garbage
+from ai.line_runtime import poll_until
 from ai.load_checks import Probe
 from ai.metrics import MetricsRecorder
 from ai.model import resolve_model_path
 from ai.prompt import build_completion_prompt
-from ai.tiers import TierStats
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+    from llama_cpp.llama_types import CreateCompletionStreamResponse
 
 logger = logging.getLogger(__name__)
 
 _START, _PIECE, _END, _ERROR = range(4)
+# What the worker posts: (kind, handle, piece of text, decoded tokens, when).
+_Task: TypeAlias = tuple[int, Handle, str, int, float]
 
 
 @dataclass(slots=True)
@@ -67,7 +75,7 @@ class _Live:
     raw: str = ""
 
 
-def load_llama(model: ModelConfig) -> Any:
+def load_llama(model: ModelConfig) -> Llama:
     """A ``Llama`` as the settings ask, the way a plain llama-cpp-python user loads it."""
     from llama_cpp import Llama
 
@@ -83,10 +91,13 @@ def load_llama(model: ModelConfig) -> Any:
 
 
 def completion_stream(
-    llm: Any, prompt: str, sampling: GenerationParams | GenerationConfig, seed: int
-) -> Iterator[dict[str, Any]]:
-    """``Llama.create_completion(stream=True)`` with the game's sampling and stop strings."""
-    stream: Iterator[dict[str, Any]] = llm.create_completion(
+    llm: Llama, prompt: str, sampling: GenerationParams | GenerationConfig, seed: int
+) -> Generator[CreateCompletionStreamResponse, None, None]:
+    """``Llama.create_completion(stream=True)`` with the game's sampling and stop strings.
+
+    Closing the generator ends the decode.
+    """
+    stream = llm.create_completion(
         prompt,
         stream=True,
         stop=list(sampling.stop),
@@ -98,6 +109,8 @@ def completion_stream(
         repeat_penalty=sampling.repeat_penalty,
         seed=seed,
     )
+    if not isinstance(stream, Generator):
+        raise TypeError("create_completion(stream=True) gave no generator")
     return stream
 
 
@@ -120,7 +133,7 @@ class PlainRuntime:
         self._clock = clock
         self._params = GenerationParams.from_config(config.generation)
         self._requests: queue.Queue[tuple[Handle, LineRequest] | None] = queue.Queue()
-        self._tasks: queue.Queue[tuple[int, Handle, Any, float]] = queue.Queue()
+        self._tasks: queue.Queue[_Task] = queue.Queue()
         self._cancelled: set[int] = set()  # handle ids; the worker only reads it
         self._live: dict[int, _Live] = {}
         self._pending: list[AiEvent] = []  # answers made on the main thread (cancels)
@@ -156,25 +169,25 @@ class PlainRuntime:
                 self._generate(llm, handle, request)
             except Exception as exc:
                 logger.warning("plain worker: generation failed: %r", exc)
-                self._tasks.put((_ERROR, handle, None, time.perf_counter()))
+                self._tasks.put((_ERROR, handle, "", 0, time.perf_counter()))
             self._running = None
         llm.close()
 
-    def _generate(self, llm: Any, handle: Handle, request: LineRequest) -> None:
+    def _generate(self, llm: Llama, handle: Handle, request: LineRequest) -> None:
         params = self._params
         if request.max_tokens is not None:
             params = replace(params, max_tokens=max(1, request.max_tokens))
         prompt = build_completion_prompt(request.prompt, request.prompt.player_text)
         prompt_tokens = len(llm.tokenize(prompt.encode("utf-8")))  # to count decoded tokens
         post = self._tasks.put
-        post((_START, handle, None, time.perf_counter()))
+        post((_START, handle, "", 0, time.perf_counter()))
         stream = completion_stream(llm, prompt, params, self._rng.randrange(2**31))
         for chunk in stream:
-            post((_PIECE, handle, chunk["choices"][0]["text"], time.perf_counter()))  # the callback
+            post((_PIECE, handle, chunk["choices"][0]["text"], 0, time.perf_counter()))  # callback
             if handle.id in self._cancelled:
                 break
         stream.close()
-        post((_END, handle, max(0, llm.n_tokens - prompt_tokens), time.perf_counter()))
+        post((_END, handle, "", max(0, llm.n_tokens - prompt_tokens), time.perf_counter()))
 
     # -- the main thread ---------------------------------------------------------
 
@@ -221,7 +234,7 @@ class PlainRuntime:
         tasks = self._tasks
         while True:
             try:
-                kind, handle, value, at = tasks.get_nowait()
+                kind, handle, piece, tokens, at = tasks.get_nowait()
             except queue.Empty:
                 break
             live = self._live.get(handle.id)
@@ -234,13 +247,13 @@ class PlainRuntime:
             elif kind == _PIECE:
                 if not live.first_at:
                     live.first_at = at
-                live.raw += value
+                live.raw += piece
                 if live.request.stream:
                     partial = clean_partial(live.raw, self._config.hygiene.max_chars)
-                    out.append(TokenStreamed(handle, live.request, partial, value))
+                    out.append(TokenStreamed(handle, live.request, partial, piece))
             else:
                 del self._live[handle.id]
-                self._finish(handle, live, kind, value, at, out)
+                self._finish(handle, live, kind, tokens, at, out)
         self._expire(out)
         if self._warming:
             out = [e for e in out if e.handle.id not in self._warming]
@@ -291,13 +304,7 @@ class PlainRuntime:
 
     def wait(self, handle: Handle, timeout_s: float) -> list[AiEvent]:
         """Poll until ``handle`` is answered or ``timeout_s`` passes (the sync mode)."""
-        end = time.monotonic() + max(0.0, timeout_s)
-        events: list[AiEvent] = []
-        while True:
-            events.extend(self.poll())
-            if handle.id not in self._live or time.monotonic() >= end:
-                return events
-            time.sleep(0.001)
+        return poll_until(self.poll, lambda: handle.id not in self._live, timeout_s)
 
     # -- status ----------------------------------------------------------------
 
@@ -342,6 +349,10 @@ class PlainRuntime:
             self._thread.join(2.0)
 
 
-def plain_runtime(config: AiConfig, backend: Backend, fallback: FallbackSource) -> Any:
-    """``game.app``'s runtime factory for the plain peer (duck-typed as the ``Router``)."""
+def plain_runtime(config: AiConfig, backend: Backend, fallback: FallbackSource) -> PlainRuntime:
+    """``game.app``'s runtime factory for the plain peer."""
     return PlainRuntime(config, backend, fallback)
+
+
+# mypy checks here that the peer offers every call the game makes.
+_IS_A_LINE_RUNTIME: type[LineRuntime] = PlainRuntime

@@ -9,28 +9,38 @@ back whole, with its token count and decode time. The main thread only polls the
 Its costs, measured by ``tools/bench_busy.py`` (mode ``subprocess``): start-up (a
 second interpreter and a second copy of the model's working memory), the pipe's
 per-tick poll, and pickling each request and line. This is a benchmark prototype, not
-part of the game: it has no scheduler, no cancellation and no streaming.
+part of the game: it has no scheduler, no cancellation and no streaming, and it is not
+a :class:`~ai.line_runtime.LineRuntime` (it takes prompts and gives back plain text).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import time
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from ai import AiConfig, GenerationParams, LlamaBackend, PromptSpec
 
+# What the child sends back: ("ready", "", 0, when) once, then ("line", text, pieces,
+# decode seconds) per request. The parent sends a prompt per request, None to stop.
+_Reply: TypeAlias = tuple[str, str, int, float]
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
-def _serve(conn: Connection, config: AiConfig) -> None:
+    _ChildEnd: TypeAlias = Connection[_Reply, PromptSpec | None]
+    _ParentEnd: TypeAlias = Connection[PromptSpec | None, _Reply]
+
+
+def _serve(conn: _ChildEnd, config: AiConfig) -> None:
     """The child: load the model, then answer requests until told to stop."""
     backend = LlamaBackend(config)
     backend.load(lambda _fraction, _stage: None)
     params = GenerationParams.from_config(config.generation)
-    conn.send(("ready", time.perf_counter()))
+    conn.send(("ready", "", 0, time.perf_counter()))
     never = bool
     while (spec := conn.recv()) is not None:
-        pieces, first = [], 0.0
+        pieces: list[str] = []
+        first = 0.0
         for piece in backend.generate(spec, params, never):
             first = first or time.perf_counter()
             pieces.append(piece)
@@ -43,11 +53,14 @@ class SubprocessWorker:
 
     def __init__(self, config: AiConfig) -> None:
         context = multiprocessing.get_context("spawn")
-        self._conn, child = context.Pipe()
+        parent: _ParentEnd
+        child: _ChildEnd
+        parent, child = context.Pipe()
+        self._conn = parent
         started = time.perf_counter()
         self._process = context.Process(target=_serve, args=(child, config), daemon=True)
         self._process.start()
-        kind, _ = self._conn.recv()  # blocks once, at start-up
+        kind = self._conn.recv()[0]  # blocks once, at start-up
         if kind != "ready":
             raise RuntimeError("the worker process failed to start")
         self.startup_s = time.perf_counter() - started
@@ -66,7 +79,7 @@ class SubprocessWorker:
 
     def poll(self) -> list[str]:
         """Finished lines, if any; never blocks."""
-        out = []
+        out: list[str] = []
         conn = self._conn
         while conn.poll():
             _, text, tokens, seconds = conn.recv()
@@ -96,6 +109,6 @@ def rss_mb(pid: int | None) -> float:
     return 0.0
 
 
-def prototype_report(worker: SubprocessWorker) -> dict[str, Any]:
+def prototype_report(worker: SubprocessWorker) -> dict[str, float]:
     """What the prototype costs beyond the thread design."""
     return {"startup_s": round(worker.startup_s, 2), "child_rss_mb": rss_mb(worker.pid)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ai import Router, TokenStreamed
+from ai import LineRuntime, TokenStreamed
 from game.dialogue.line_source import LineCut, LineEvent, LinePartial
 from game.dialogue.records import LineKind, LineRecord, LineRecords, LineState
 from game.dialogue.validation import Checker
@@ -23,7 +23,9 @@ _STREAM_EVERY = 3
 class ChatStreams:
     """Streams every chat reply in the record table, and cuts those that stop fitting."""
 
-    def __init__(self, runtime: Router, records: LineRecords, checker: Checker, emit: Emit) -> None:
+    def __init__(
+        self, runtime: LineRuntime, records: LineRecords, checker: Checker, emit: Emit
+    ) -> None:
         self._runtime = runtime
         self._records = records
         self._checker = checker

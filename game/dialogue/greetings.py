@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ai import Router
+from ai import LineRuntime
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineEvent, LineOrigin, LineReady
 from game.dialogue.prediction import EncounterPredictor
@@ -54,7 +54,7 @@ class GreetingPreparer:
 
     def __init__(
         self,
-        runtime: Router,
+        runtime: LineRuntime,
         world: World,
         builder: RequestBuilder,
         records: LineRecords,

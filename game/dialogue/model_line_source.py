@@ -21,7 +21,7 @@ from ai import (
     FallbackUsed,
     LineCompleted,
     LineRequest,
-    Router,
+    LineRuntime,
     SchedulerConfig,
     TokenStreamed,
 )
@@ -66,7 +66,7 @@ class ModelLineSource:
 
     def __init__(
         self,
-        runtime: Router,
+        runtime: LineRuntime,
         world: World,
         personas: Mapping[int, Persona],
         planner: LinePlanner,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ai import AiEvent, Handle, Router
+from ai import AiEvent, Handle, LineRuntime
 
 
 class Pacing(Protocol):
@@ -26,7 +26,7 @@ class Pacing(Protocol):
     def predicts(self) -> bool:
         """Whether lines are prepared ahead of their triggers."""
 
-    def after_submit(self, runtime: Router, handle: Handle) -> Sequence[AiEvent]:
+    def after_submit(self, runtime: LineRuntime, handle: Handle) -> Sequence[AiEvent]:
         """Whatever events must be handled before the tick goes on."""
 
 
@@ -36,7 +36,7 @@ class AsyncPacing:
     name = "async"
     predicts = True
 
-    def after_submit(self, runtime: Router, handle: Handle) -> Sequence[AiEvent]:
+    def after_submit(self, runtime: LineRuntime, handle: Handle) -> Sequence[AiEvent]:
         """Nothing: the answer is picked up by a later poll."""
         return ()
 
@@ -50,6 +50,6 @@ class SyncPacing:
     def __init__(self, wait_s: float) -> None:
         self.wait_s = wait_s
 
-    def after_submit(self, runtime: Router, handle: Handle) -> Sequence[AiEvent]:
+    def after_submit(self, runtime: LineRuntime, handle: Handle) -> Sequence[AiEvent]:
         """Block until the line is finished; every event seen meanwhile is handled now."""
         return runtime.wait(handle, self.wait_s)

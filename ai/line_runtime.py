@@ -1,0 +1,113 @@
+"""The seam between the game and whatever writes its lines: :class:`LineRuntime`.
+
+The game is handed a :class:`~ai.router.Router`; a lone :class:`~ai.runtime.AiRuntime`
+and the benchmarks' peers offer the same calls, so the game runs on any of them, and
+mypy holds each to this one list. Main thread only, like every implementation.
+
+Outcome rules, so the caller always gets an answer:
+
+- ``LineCompleted``: a clean line, no fallback.
+- ``LineFailed`` (error, garbage, blocked, degraded), ``RequestTimedOut``,
+  ``RequestDropped`` (evicted, deadline, rate_limited, shutdown) and
+  ``RequestCancelled`` for any reason other than ``"cancelled"`` are each
+  followed by exactly one ``FallbackUsed``.
+- ``cancel(handle)`` by the caller yields ``RequestCancelled("cancelled")``
+  and no fallback: the caller no longer wants the line.
+- A request may start more than once (a preempted one is re-queued and begins again
+  from scratch): reset its partial text on each ``RequestStarted``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from ai.events import AiEvent, LoadProgress
+from ai.load_checks import Probe
+from ai.metrics import AiMetrics, TierStats
+from ai.requests import Handle, LineRequest
+
+logger = logging.getLogger(__name__)
+
+
+class LineRuntime(Protocol):
+    """What the game calls on the object that writes its lines.
+
+    Nothing here blocks but :meth:`wait` and :meth:`shutdown`.
+    """
+
+    def start(self, probes: Sequence[Probe] = ()) -> None:
+        """Start the worker threads; the model loads in the background.
+
+        ``probes`` are the caller's largest prompts, labelled: once the model has loaded,
+        one that leaves no room for a line marks it degraded, naming its label.
+        """
+        ...
+
+    def shutdown(self) -> None:
+        """Stop and join the worker threads; the next poll reports what ended."""
+        ...
+
+    def submit(self, request: LineRequest) -> Handle:
+        """Queue a request and return its handle; never blocks, never raises when full."""
+        ...
+
+    def warm(self, request: LineRequest) -> None:
+        """Run ``request`` only to put its prompt in the model's cache; no events follow."""
+        ...
+
+    def prefill(self, request: LineRequest) -> None:
+        """Read a reply's prompt ahead, while the player types; no events follow."""
+        ...
+
+    @property
+    def warming(self) -> bool:
+        """Whether a warm-up sent by :meth:`warm` has not ended yet."""
+        ...
+
+    def cancel(self, handle: Handle) -> bool:
+        """Cancel a request; True if it was still live (see the outcome rules)."""
+        ...
+
+    def poll(self) -> list[AiEvent]:
+        """Drain the events that are ready, in order, without blocking."""
+        ...
+
+    def wait(self, handle: Handle, timeout_s: float) -> list[AiEvent]:
+        """Poll until ``handle`` ends or ``timeout_s`` passes; every event seen meanwhile."""
+        ...
+
+    def load_progress(self) -> LoadProgress:
+        """How far the model's loading has got, and whether it is degraded."""
+        ...
+
+    def metrics(self) -> AiMetrics:
+        """An immutable snapshot of the requests' counts and latencies."""
+        ...
+
+    @property
+    def multi_tier(self) -> bool:
+        """Whether more than one tier writes lines (the HUD then shows each)."""
+        ...
+
+    def tiers(self) -> tuple[TierStats, ...]:
+        """Each tier's state and figures, local first; empty with no tiers."""
+        ...
+
+
+def poll_until(
+    poll: Callable[[], list[AiEvent]], ended: Callable[[], bool], timeout_s: float
+) -> list[AiEvent]:
+    """Call ``poll`` every millisecond until ``ended()`` or ``timeout_s`` has passed.
+
+    The body of every :meth:`LineRuntime.wait`: each event seen, of any request, in order.
+    """
+    end = time.monotonic() + max(0.0, timeout_s)
+    events: list[AiEvent] = []
+    while True:
+        events.extend(poll())
+        if ended() or time.monotonic() >= end:
+            return events
+        time.sleep(0.001)
