@@ -28,7 +28,9 @@ from ai import (
 )
 from game.assets import AssetError, asset_path
 from game.autosave import Autosave, restore
-from game.config import CONFIG_DIR, Settings, load_settings
+from game.config.checks import warn_about
+from game.config.loader import ConfigError
+from game.config.settings import CONFIG_DIR, Settings, load_settings
 from game.decisions.decider import Decider
 from game.decisions.options import OptionFinder
 from game.dialogue.dialogue import Dialogue
@@ -44,8 +46,6 @@ from game.dialogue.templates import TemplateLines
 from game.gcwatch import settle_heap
 from game.save import SaveInUseError, Saver, SaveStore, default_save_path, start_new
 from game.session import Session
-from game.setting_checks import warn_about
-from game.settings import ConfigError
 from game.shutdown import StopRequest
 from game.sim.cast import Fact, NpcSpec, load_cast
 from game.sim.level import load_level

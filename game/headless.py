@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from game.config import LoopConfig
+from game.config.settings import LoopConfig
 from game.gcwatch import GcWatch
 from game.input.bot import Bot
 from game.loop import FixedStepLoop

@@ -13,7 +13,7 @@ from pathlib import Path
 import pygame
 
 from game.chat_box import ChatBox
-from game.config import GameConfig
+from game.config.settings import GameConfig
 from game.input.controls import Controls
 from game.input.keys import Action, pressed
 from game.loop import FixedStepLoop

@@ -247,7 +247,7 @@ def main() -> int:
     import ai
     from ai.prompt import build_completion_prompt
     from game.app import build_village
-    from game.config import CONFIG_DIR, load_settings
+    from game.config.settings import CONFIG_DIR, load_settings
     from game.gcwatch import settle_heap
     from game.input.bot import Bot
     from tools.bench_ai import prompt_spec

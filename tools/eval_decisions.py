@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from ai import AiRuntime, Choice, LineCompleted, LineRequest, LlamaBackend, Priority  # noqa: E402
 from ai.model import resolve_model_path, verified_sha256  # noqa: E402
-from game.config import CONFIG_DIR, load_settings  # noqa: E402
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from game.decisions.policy import place_name, resolve  # noqa: E402
 from game.decisions.prompt import (  # noqa: E402
     action_continuations,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from game.app import build_village
-from game.config import load_settings
+from game.config.settings import load_settings
 from game.input.bot import Bot
 from game.stats import RECENT_TICKS
 

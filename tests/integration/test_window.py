@@ -13,7 +13,7 @@ import pytest
 
 from game.__main__ import main
 from game.app import build_village
-from game.config import CONFIG_DIR, load_settings
+from game.config.settings import CONFIG_DIR, load_settings
 from game.window import GameWindow
 
 

@@ -116,7 +116,7 @@ def test_player_text_with_nothing_left_asks_nothing() -> None:
 
 def test_a_villager_remembers_what_the_traveller_asked_about_once_the_reply_shows() -> None:
     from game.app import build_village
-    from game.config import load_settings
+    from game.config.settings import load_settings
 
     settings = load_settings(overrides=("ai.model.backend=scripted", "game.dialogue.ai_mode=off"))
     village = build_village(settings)
