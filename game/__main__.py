@@ -7,7 +7,7 @@ import time
 # Taken before the heavy imports below, so "first frame after X ms" counts them.
 LAUNCHED_AT = time.perf_counter()
 
-from game.shutdown import StopRequest  # noqa: E402
+from game.core.shutdown import StopRequest  # noqa: E402
 
 # Installed before the heavy imports, so that Ctrl+C at any moment ends the run cleanly.
 STOP = StopRequest()

@@ -31,6 +31,9 @@ from game.autosave import Autosave, restore
 from game.config.checks import warn_about
 from game.config.loader import ConfigError
 from game.config.settings import CONFIG_DIR, Settings, load_settings
+from game.core.gcwatch import settle_heap
+from game.core.session import Session
+from game.core.shutdown import StopRequest
 from game.decisions.decider import Decider
 from game.decisions.options import OptionFinder
 from game.dialogue.dialogue import Dialogue
@@ -43,10 +46,7 @@ from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.persona_prompt import Persona, shared_context
 from game.dialogue.request_builder import TemplateFallback
 from game.dialogue.templates import TemplateLines
-from game.gcwatch import settle_heap
 from game.save import SaveInUseError, Saver, SaveStore, default_save_path, start_new
-from game.session import Session
-from game.shutdown import StopRequest
 from game.sim.cast import Fact, NpcSpec, load_cast
 from game.sim.level import load_level
 from game.sim.ticks import ticks

@@ -11,10 +11,10 @@ import logging
 import time
 from collections import Counter
 
+from game.core.stats import summarize_ms
 from game.dialogue.memory import Memories
 from game.save import Saver, SaveState
 from game.sim.world import World
-from game.stats import summarize_ms
 
 logger = logging.getLogger(__name__)
 

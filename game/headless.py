@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 from game.config.settings import LoopConfig
-from game.gcwatch import GcWatch
+from game.core.gcwatch import GcWatch
+from game.core.loop import FixedStepLoop
+from game.core.session import Session
 from game.input.bot import Bot
-from game.loop import FixedStepLoop
-from game.session import Session
 from game.sim.ticks import HZ
 
 logger = logging.getLogger(__name__)

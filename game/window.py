@@ -14,12 +14,12 @@ import pygame
 
 from game.chat_box import ChatBox
 from game.config.settings import GameConfig
+from game.core.loop import FixedStepLoop
+from game.core.session import Session
 from game.input.controls import Controls
 from game.input.keys import Action, pressed
-from game.loop import FixedStepLoop
 from game.pause_menu import PauseMenu
 from game.render.renderer import Renderer, screenshot
-from game.session import Session
 from game.sim.player import PlayerIntent
 from game.sim.snapshot import WorldSnapshot
 from game.sim.ticks import HZ

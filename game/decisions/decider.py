@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ai import Choice, LineRequest, Priority
+from game.core.stats import summarize_ms
 from game.decisions.options import BASKET_ZONE, FETCH_RADIUS, Choices, OptionFinder
 from game.decisions.policy import MOODS, Event, Mood, Option, resolve
 from game.decisions.prompt import (
@@ -44,7 +45,6 @@ from game.sim.events import (
 )
 from game.sim.orders import ActionKind, Order
 from game.sim.world import World
-from game.stats import summarize_ms
 
 logger = logging.getLogger(__name__)
 

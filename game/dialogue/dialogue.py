@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
 from ai import sanitize_player_text
+from game.core.stats import RecentSamples, summarize_ticks
 from game.dialogue.bubbles import BubbleBoard
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineCut, LinePartial, LineReady, LineSource
@@ -23,7 +24,6 @@ from game.sim.events import (
     SpeechWanted,
     Trigger,
 )
-from game.stats import RecentSamples, summarize_ticks
 from game.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from game.chat_box import ChatBox
-from game.session import Session
+from game.core.session import Session
 from game.sim.events import Trigger
 from game.sim.player import PlayerIntent
 from tests.unit.game.conftest import (

@@ -26,9 +26,9 @@ from ai import (
     ScriptedConfig,
 )
 from ai.backend import StopCheck
+from game.core.session import Session
 from game.dialogue.line_source import LineAsk, LineReady
 from game.dialogue.validation import reach
-from game.session import Session
 from game.sim.events import NpcKnockedDown, SpeechWanted, Trigger
 from tests.unit.game.conftest import (
     CHAT,

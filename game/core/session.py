@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
+from game.core.stats import RecentSamples
 from game.decisions.decider import Decider
 from game.dialogue.dialogue import Dialogue
 from game.dialogue.line_source import SourceStatus
@@ -14,7 +15,6 @@ from game.sim.events import ErrandCompleted, GameEvent, NpcTransitioned
 from game.sim.player import PlayerIntent
 from game.sim.ticks import DT
 from game.sim.world import World
-from game.stats import RecentSamples
 
 Clock = Callable[[], float]
 
