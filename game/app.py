@@ -494,7 +494,7 @@ def _run_window(village: Session, settings: Settings, options: Options, stop: St
     # Only what the window needs: ``pygame.init()`` also probes audio, which costs about
     # 100 ms at startup (longer on machines without a sound card) for sound we never play.
     from game.render.text import BOLD_FONT, REGULAR_FONT
-    from game.window import GameWindow
+    from game.ui.window import GameWindow
 
     try:
         pygame.display.init()

@@ -24,7 +24,7 @@ from game.sim.events import (
     SpeechWanted,
     Trigger,
 )
-from game.views import BubbleKind, BubbleView
+from game.ui.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot
 from game.sim.events import Trigger
-from game.views import LoadView
+from game.ui.views import LoadView
 
 LineOrigin = Literal["template", "model", "prepared", "fallback"]
 

@@ -48,7 +48,7 @@ from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import Checker
 from game.sim.events import Trigger
 from game.sim.world import World
-from game.views import LoadView
+from game.ui.views import LoadView
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from game.render.scenery import (
 from game.render.shapes import NameTags, blend, draw_actor, draw_prop
 from game.render.text import TextCache
 from game.sim.snapshot import LevelView, PropView, WorldSnapshot
-from game.views import BubbleView, HudView
+from game.ui.views import BubbleView, HudView
 
 logger = logging.getLogger(__name__)
 

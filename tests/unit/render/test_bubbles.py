@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from game.render.bubbles import GAP, THINKING_SIZE, BubbleArtist, stack_rects
 from game.render.text import TextCache
-from game.views import BubbleView
+from game.ui.views import BubbleView
 
 BOUNDS = pygame.Rect(4, 4, 1272, 712)
 

@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pygame
 
-from game.chat_box import ChatBox
 from game.config.settings import GameConfig
 from game.core.loop import FixedStepLoop
 from game.core.session import Session
 from game.input.controls import Controls
 from game.input.keys import Action, pressed
-from game.pause_menu import PauseMenu
 from game.render.renderer import Renderer, screenshot
 from game.sim.player import PlayerIntent
 from game.sim.snapshot import WorldSnapshot
 from game.sim.ticks import HZ
-from game.views import CheerView, HudView
+from game.ui.chat_box import ChatBox
+from game.ui.pause_menu import PauseMenu
+from game.ui.views import CheerView, HudView
 
 logger = logging.getLogger(__name__)
 
