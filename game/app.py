@@ -27,7 +27,6 @@ from ai import (
     build_router,
 )
 from game.assets import AssetError, asset_path
-from game.autosave import Autosave, restore
 from game.config.checks import warn_about
 from game.config.loader import ConfigError
 from game.config.settings import CONFIG_DIR, Settings, load_settings
@@ -46,7 +45,8 @@ from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.persona_prompt import Persona, shared_context
 from game.dialogue.request_builder import TemplateFallback
 from game.dialogue.templates import TemplateLines
-from game.save import SaveInUseError, Saver, SaveStore, default_save_path, start_new
+from game.persist.autosave import Autosave, restore
+from game.persist.store import SaveInUseError, Saver, SaveStore, default_save_path, start_new
 from game.sim.cast import Fact, NpcSpec, load_cast
 from game.sim.level import load_level
 from game.sim.ticks import ticks

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from game.dialogue.memory import MemoryRecord
-from game.save import (
+from game.persist.store import (
     APPLICATION_ID,
     SCHEMA_V1,
     SCHEMA_VERSION,
