@@ -46,7 +46,10 @@ from game.dialogue.persona_prompt import Persona, shared_context
 from game.dialogue.request_builder import TemplateFallback
 from game.dialogue.templates import TemplateLines
 from game.persist.autosave import Autosave, restore
-from game.persist.store import SaveInUseError, Saver, SaveStore, default_save_path, start_new
+from game.persist.lock import SaveInUseError
+from game.persist.paths import default_save_path, start_new
+from game.persist.saver import Saver
+from game.persist.store import SaveStore
 from game.sim.cast import Fact, NpcSpec, load_cast
 from game.sim.level import load_level
 from game.sim.ticks import ticks

@@ -2,7 +2,7 @@
 
 Every ``interval_s`` of play (and once more on quit) the tick copies what villagers
 remember, the errand tallies and the player's position into a :class:`SaveState`,
-which the :class:`~game.persist.store.Saver` thread writes in one SQLite transaction.
+which the :class:`~game.persist.saver.Saver` thread writes in one SQLite transaction.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from collections import Counter
 
 from game.core.stats import summarize_ms
 from game.dialogue.memory import Memories
-from game.persist.store import Saver, SaveState
+from game.persist.saver import Saver
+from game.persist.store import SaveState
 from game.sim.world import World
 
 logger = logging.getLogger(__name__)

@@ -16,14 +16,8 @@ from game.config.settings import load_settings
 from game.core.session import Session
 from game.dialogue.memory import MemoryRecord
 from game.persist.autosave import capture, restore, villager_keys
-from game.persist.store import (
-    APPLICATION_ID,
-    MIGRATIONS,
-    SCHEMA_V1,
-    SCHEMA_VERSION,
-    SaveState,
-    SaveStore,
-)
+from game.persist.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_V1, SCHEMA_VERSION
+from game.persist.store import SaveState, SaveStore
 from tests.unit.game.conftest import npc_named
 
 OFF = ('game.dialogue.ai_mode="off"',)
