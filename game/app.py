@@ -35,7 +35,6 @@ from game.core.session import Session
 from game.core.shutdown import StopRequest
 from game.decisions.decider import Decider
 from game.decisions.options import OptionFinder
-from game.dialogue.dialogue import Dialogue
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.facts import matching_facts
 from game.dialogue.line_plan import LinePlanner, load_trigger_words
@@ -44,6 +43,7 @@ from game.dialogue.memory import MEMORY_FACTS, MEMORY_WINDOW, Memories
 from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.persona_prompt import Persona, shared_context
 from game.dialogue.request_builder import TemplateFallback
+from game.dialogue.speech import Dialogue
 from game.dialogue.templates import TemplateLines
 from game.persist.autosave import Autosave, restore
 from game.persist.lock import SaveInUseError

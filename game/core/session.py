@@ -9,8 +9,8 @@ from typing import Protocol
 
 from game.core.stats import RecentSamples
 from game.decisions.decider import Decider
-from game.dialogue.dialogue import Dialogue
 from game.dialogue.line_source import SourceStatus
+from game.dialogue.speech import Dialogue
 from game.sim.events import ErrandCompleted, GameEvent, NpcTransitioned
 from game.sim.player import PlayerIntent
 from game.sim.ticks import DT

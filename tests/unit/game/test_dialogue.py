@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from game.dialogue.bubbles import BubbleBoard
-from game.dialogue.dialogue import Dialogue
 from game.dialogue.line_source import LineAsk, LineCut, LineEvent, TemplateLineSource
+from game.dialogue.speech import Dialogue
 from game.dialogue.templates import TemplateLines
 from game.sim.events import SpeechWanted, Trigger
 
