@@ -12,7 +12,7 @@ from typing import IO
 
 from ai import sanitize_player_text
 from game.core.stats import RecentSamples, summarize_ticks
-from game.dialogue.bubbles import BubbleBoard
+from game.dialogue.bubble_board import BubbleBoard
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineCut, LinePartial, LineReady, LineSource
 from game.dialogue.memory import PLAYER_SPEAKER, Memories

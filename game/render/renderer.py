@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pygame
 
-from game.render.bubbles import BubbleArtist
+from game.render.bubble_artist import BubbleArtist
+from game.render.bubble_choice import BubbleCrowd
 from game.render.camera import Camera
-from game.render.crowd import BubbleCrowd
 from game.render.hud import Hud
 from game.render.overlays import (
     draw_aim,

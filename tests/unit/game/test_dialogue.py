@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from game.dialogue.bubbles import BubbleBoard
+from game.dialogue.bubble_board import BubbleBoard
 from game.dialogue.line_source import LineAsk, LineCut, LineEvent, TemplateLineSource
 from game.dialogue.speech import Dialogue
 from game.dialogue.templates import TemplateLines

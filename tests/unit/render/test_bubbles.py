@@ -6,7 +6,7 @@ import pygame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.render.bubbles import GAP, THINKING_SIZE, BubbleArtist, stack_rects
+from game.render.bubble_artist import GAP, THINKING_SIZE, BubbleArtist, stack_rects
 from game.render.text import TextCache
 from game.ui.views import BubbleView
 
