@@ -15,7 +15,7 @@ import random
 
 import pymunk
 
-from game.sim import aim, builder, crowd
+from game.sim import aim, builder, extras
 from game.sim.actions import ActionRunner, carry
 from game.sim.cast import Cast, NpcSpec
 from game.sim.categories import HELD, PROP
@@ -80,7 +80,7 @@ class World:
         self.villagers: list[Villager] = []
         for spec in cast.npcs:
             self._add_villager(spec, spec.id, "routine")
-        for persona_id, spec in crowd.extra_villagers(cast, extra_npcs, self._rng, level):
+        for persona_id, spec in extras.extra_villagers(cast, extra_npcs, self._rng, level):
             self._add_villager(spec, persona_id, "wander")
         self._villager_by_id = {v.id: v for v in self.villagers}
 
@@ -97,7 +97,7 @@ class World:
                 for i in range(stack.count)
             ]
             self.stacks.append(CrateStack(stack.id, column, stack.x))
-        for extra in crowd.extra_props(extra_props, self._rng, level):
+        for extra in extras.extra_props(extra_props, self._rng, level):
             self._add_generated_prop(extra)
         self._prop_by_id = {p.id: p for p in self.props}
         self._prop_by_shape: dict[pymunk.Shape, Prop] = {p.shape: p for p in self.props}
@@ -135,7 +135,7 @@ class World:
             work_x=spec.work_x,
             mode=mode,
             phase_offset=self._rng.randrange(900),
-            max_x=crowd.street_end(self.level),
+            max_x=extras.street_end(self.level),
         )
         brain = NpcBrain(
             npc_id, PLAYER_ID, routine, random.Random(self._rng.getrandbits(64)), self._tuning
