@@ -42,9 +42,8 @@ from game.dialogue.line_source import LineSource, SourceStatus, TemplateLineSour
 from game.dialogue.memory import MEMORY_FACTS, MEMORY_WINDOW, Memories
 from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.persona_prompt import Persona, shared_context
-from game.dialogue.request_builder import TemplateFallback
 from game.dialogue.speech import Dialogue
-from game.dialogue.templates import TemplateLines
+from game.dialogue.templates import TemplateFallback, TemplateLines
 from game.persist.autosave import Autosave, restore
 from game.persist.lock import SaveInUseError
 from game.persist.paths import default_save_path, start_new

@@ -19,7 +19,8 @@ from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineEvent, LineOrigin, LineReady
 from game.dialogue.prediction import EncounterPredictor
 from game.dialogue.records import LineKind, LineRecord, LineRecords
-from game.dialogue.request_builder import RequestBuilder, Timing
+from game.dialogue.request_builder import RequestBuilder
+from game.dialogue.timing import Timing
 from game.dialogue.validation import Checker, LineSnapshot
 from game.sim.events import Trigger
 from game.sim.status import Motion

@@ -43,8 +43,9 @@ from game.dialogue.model_report import hud_rows, runtime_report, tier_report, ti
 from game.dialogue.pacing import AsyncPacing, Pacing, SyncPacing
 from game.dialogue.persona_prompt import Persona
 from game.dialogue.records import LineKind, LineRecord, LineRecords, snapshot_of
-from game.dialogue.request_builder import RequestBuilder, Timing
+from game.dialogue.request_builder import RequestBuilder
 from game.dialogue.templates import TemplateLines
+from game.dialogue.timing import Timing
 from game.dialogue.validation import Checker
 from game.sim.events import Trigger
 from game.sim.world import World
