@@ -103,6 +103,9 @@ class SourceStatus(Protocol):
     def load_view(self) -> LoadView | None:
         """Progress of anything still loading, for the HUD."""
 
+    def load_error(self) -> str | None:
+        """Why the model could not load, or None (loading, loaded, or no model at all)."""
+
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Rows for the HUD's statistics panel."""
 
@@ -150,6 +153,10 @@ class TemplateLineSource:
 
     def load_view(self) -> LoadView | None:
         """Nothing to load."""
+        return None
+
+    def load_error(self) -> str | None:
+        """Nothing to load, so nothing failed."""
         return None
 
     def hud_stats(self) -> tuple[tuple[str, str], ...]:

@@ -288,6 +288,10 @@ class ModelLineSource:
         progress = self.runtime.load_progress()
         return LoadView(progress.fraction, progress.stage, progress.state)
 
+    def load_error(self) -> str | None:
+        """The runtime's reason for not loading the model, once it has given up."""
+        return self.runtime.load_progress().error
+
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Queue, latency and prediction figures for the HUD."""
         stale = sum(self.checker.stale.values())

@@ -1,10 +1,12 @@
-"""Where the save lives on disk, and starting a new game beside the old one."""
+"""Where the save lives on disk, starting a new game beside the old one, and checking
+that a path given on the command line can be written."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from game.config.loader import ConfigError
 from game.persist.lock import lock_save
 
 DATA_DIR_ENV = "ZEROSTALL_DATA_DIR"
@@ -32,3 +34,17 @@ def start_new(path: Path) -> None:
             os.replace(source, target)
         elif target.exists():
             target.unlink()
+
+
+def check_writable(path: Path) -> None:
+    """Fail now, not after a long run, when ``path`` cannot be written. Raises ConfigError."""
+    if path.is_dir():
+        raise ConfigError(f"cannot write {path}: it is a directory")
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder {parent}: {exc.strerror}") from None
+    target = path if path.exists() else parent
+    if not os.access(target, os.W_OK):
+        raise ConfigError(f"cannot write {path}: permission denied")
