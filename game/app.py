@@ -103,6 +103,7 @@ def run(options: Options, runtime_factory: RuntimeFactory = build_router) -> int
                 village,
                 settings,
                 stop,
+                autosave=autosave,
                 report_path=options.report,
                 paced=options.paced,
                 samples=options.samples,

@@ -89,10 +89,6 @@ class Session:
         """How long the most recent tick took to process."""
         return self.tick_ms.last()
 
-    def ai_report(self) -> dict[str, object]:
-        """The report's ``ai`` section: the source's figures and the latency the game saw."""
-        return {**self.ai.report(), **self.dialogue.latency_report()}
-
     def close(self) -> None:
         """Release the dialogue's line source (and with it any model thread)."""
         self.dialogue.close()

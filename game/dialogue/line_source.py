@@ -15,6 +15,7 @@ from typing import Literal, Protocol
 
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot
+from game.headless.report import ModelReport
 from game.sim.events import Trigger
 from game.ui.views import LoadView
 
@@ -109,8 +110,8 @@ class SourceStatus(Protocol):
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Rows for the HUD's statistics panel."""
 
-    def report(self) -> dict[str, object]:
-        """Figures for the headless report's ``ai`` section."""
+    def report(self) -> ModelReport | None:
+        """The model's figures for the headless report's ``ai`` section; None without one."""
 
     def wait_ready(self, timeout_s: float) -> str:
         """Block until loaded or ``timeout_s`` passes; for headless runs, never in a tick."""
@@ -163,9 +164,9 @@ class TemplateLineSource:
         """No model, no statistics."""
         return ()
 
-    def report(self) -> dict[str, object]:
+    def report(self) -> ModelReport | None:
         """No model, no figures."""
-        return {}
+        return None
 
     def wait_ready(self, timeout_s: float) -> str:
         """Always ready."""

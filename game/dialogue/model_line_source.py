@@ -39,7 +39,7 @@ from game.dialogue.line_source import (
     LineReady,
 )
 from game.dialogue.memory import PLAYER_SPEAKER, Memories
-from game.dialogue.model_report import hud_rows, runtime_report, tier_report, tier_rows
+from game.dialogue.model_report import hud_rows, model_report, tier_rows
 from game.dialogue.pacing import AsyncPacing, Pacing, SyncPacing
 from game.dialogue.persona_prompt import Persona
 from game.dialogue.records import LineKind, LineRecord, LineRecords, snapshot_of
@@ -47,6 +47,7 @@ from game.dialogue.request_builder import RequestBuilder
 from game.dialogue.templates import TemplateLines
 from game.dialogue.timing import Timing
 from game.dialogue.validation import Checker
+from game.headless.report import ModelReport
 from game.sim.events import Trigger
 from game.sim.world import World
 from game.ui.views import LoadView
@@ -300,18 +301,18 @@ class ModelLineSource:
             rows += tier_rows(self.runtime.tiers())
         return rows
 
-    def report(self) -> dict[str, object]:
-        """The ``ai`` section of the headless report."""
-        return {
-            "mode": self.mode,
-            **runtime_report(self.runtime.metrics()),
-            "stale_dropped": dict(self.checker.stale),
-            "predictive": self.greetings.report(),
-            "tiers": tier_report(self.runtime.tiers()),
-            "lines_by_tier": dict(self.lines_by_tier),
-            "template_while_loading": self.template_while_loading,
-            "load": self.runtime.load_progress().state,
-        }
+    def report(self) -> ModelReport:
+        """The model's part of the headless report's ``ai`` section."""
+        return model_report(
+            self.mode,
+            self.runtime.metrics(),
+            self.runtime.tiers(),
+            stale_dropped=dict(self.checker.stale),
+            predictive=self.greetings.report(),
+            lines_by_tier=dict(self.lines_by_tier),
+            template_while_loading=self.template_while_loading,
+            load=self.runtime.load_progress().state,
+        )
 
     def wait_ready(self, timeout_s: float) -> str:
         """Block until the model has loaded and its warm-up has finished, or failed to load.

@@ -1,13 +1,12 @@
-"""Runs the village with no window: a scripted bot plays, and a JSON report comes out."""
+"""Runs the village with no window: a scripted bot plays, and a report comes out."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from game.cli import EXIT_OK, fail, notice
 from game.config.settings import LoopConfig, Settings
@@ -15,6 +14,15 @@ from game.core.gcwatch import GcWatch, settle_heap
 from game.core.loop import FixedStepLoop
 from game.core.session import Session
 from game.core.shutdown import StopRequest
+from game.headless.report import (
+    AiReport,
+    GcReport,
+    HeadlessReport,
+    QueueLeft,
+    SamplesReport,
+    StartupReport,
+    write_report,
+)
 from game.input.bot import Bot
 from game.persist.autosave import Autosave
 from game.sim.ticks import HZ
@@ -29,12 +37,14 @@ def run_headless(
     settings: Settings,
     stop: StopRequest,
     *,
+    autosave: Autosave | None = None,
     report_path: Path | None = None,
     paced: bool = True,
     samples: bool = False,
     launched_at: float | None = None,
 ) -> int:
-    """Wait for the model, let the bot play, print the summary and write the report.
+    """Wait for the model, let the bot play, shut the model down, then print the summary
+    and write the report.
 
     Returns the exit code: 2 when the report cannot be written.
     """
@@ -47,71 +57,86 @@ def run_headless(
         talk_radius=world.talk_radius,
     )
     state, ready_at = _wait_ready(village, stop, timeout_s=_READY_TIMEOUT_S)
-    startup = _startup_figures(launched_at, ready_at)
     if state == "degraded":
         reason = village.ai.load_error()
         notice(
             f"the model could not load ({reason or 'see the log'}); villagers use template lines"
         )
     settle_heap()
-    if startup:
-        startup["first_tick_ms"] = _ms_since(launched_at)
+    startup = None
+    if launched_at is not None and ready_at is not None:
+        startup = StartupReport(_ms_since(launched_at, ready_at), _ms_since(launched_at))
         logger.info(
             "first tick %.0f ms after start (model ready at %.0f ms)",
-            startup["first_tick_ms"],
-            startup.get("model_ready_ms", -1.0),
+            startup.first_tick_ms,
+            startup.model_ready_ms,
         )
-    report = play(
-        village,
-        bot,
-        headless.ticks,
-        settings.game.loop,
-        paced=paced,
-        stop=lambda: stop.requested,
+    played = play(
+        village, bot, headless.ticks, settings.game.loop, paced=paced, stop=lambda: stop.requested
     )
+    lines, model = village.dialogue.report(), village.ai.report()
+    latency = village.dialogue.latency_report()
+    decisions = village.decider.report() if village.decider is not None else None
     # Shut the model down before the report is written, so it can say nothing was left.
     village.close()
-    after = village.ai_report()
-    if isinstance(report.get("ai"), dict) and "queue_depth" in after:
-        report["ai"]["after_shutdown"] = {
-            "queue_depth": after["queue_depth"],
-            "in_flight": after["in_flight"],
-        }
-    if isinstance(village.autosave, Autosave):
-        report["save"] = village.autosave.report()
-    if startup:
-        report["startup"] = startup
-    report = {
-        "scenario": headless.scenario,
-        "seed": settings.game.world.seed,
-        "ai_mode": settings.game.dialogue.ai_mode,
-        **report,
-    }
-    if samples:
-        report["samples"] = {
-            "tick_ms": [round(ms, 4) for ms in village.tick_ms],
-            "ai_ms": [round(ms, 4) for ms in village.dialogue.ai_ms],
-            "greet_latency_ticks": list(village.dialogue.latency_ticks.get("greet", ())),
-        }
+    left = village.ai.report()
+    report = HeadlessReport(
+        scenario=headless.scenario,
+        seed=settings.game.world.seed,
+        ai_mode=settings.game.dialogue.ai_mode,
+        ticks=village.tick,
+        interrupted=played.interrupted,
+        dt=played.dt,
+        wall_s=round(played.wall_s, 3),
+        paced=paced,
+        tick_ms=village.tick_ms.summary(),
+        overruns=village.tick_ms.over,
+        events=dict(sorted(village.events.items())),
+        npc_transitions=village.npc_transitions,
+        errands_done=village.errands_done,
+        npcs=len(world.npc_ids()),
+        props=len(world.snapshot().props),
+        lines=lines,
+        ai=AiReport(
+            model,
+            latency,
+            after_shutdown=None if left is None else QueueLeft(left.queue_depth, left.in_flight),
+        ),
+        decisions=decisions,
+        gc=played.gc,
+        world_hash=world.world_hash(),
+        save=autosave.report() if autosave is not None else None,
+        startup=startup,
+        samples=_samples(village) if samples else None,
+    )
     print_summary(report)
     if report_path is not None:
         try:
-            report_path.parent.mkdir(parents=True, exist_ok=True)
-            report_path.write_text(json.dumps(report, indent=2) + "\n")
+            write_report(report, report_path)
         except OSError as exc:
             return fail(f"cannot write report {report_path}: {exc}")
     return EXIT_OK
 
 
-def print_summary(report: dict[str, Any]) -> None:
+def print_summary(report: HeadlessReport) -> None:
     """Two lines on stdout: the world hash, then the tick count and tick timings."""
-    print(f"world_hash {report['world_hash']}")
-    tick_ms = report["tick_ms"]
+    print(f"world_hash {report.world_hash}")
+    tick_ms = report.tick_ms
     print(
-        f"ticks {report['ticks']}  tick_ms p50 {tick_ms['p50']:.3f} p99 {tick_ms['p99']:.3f} "
-        f"max {tick_ms['max']:.3f}  overruns {report['overruns']}"
-        + ("  (interrupted)" if report["interrupted"] else "")
+        f"ticks {report.ticks}  tick_ms p50 {tick_ms.p50:.3f} p99 {tick_ms.p99:.3f} "
+        f"max {tick_ms.max:.3f}  overruns {report.overruns}"
+        + ("  (interrupted)" if report.interrupted else "")
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Played:
+    """How the ticks went: cut short or not, the fixed step, the wall time, the GC's pauses."""
+
+    interrupted: bool
+    dt: float
+    wall_s: float
+    gc: GcReport
 
 
 def play(
@@ -123,11 +148,11 @@ def play(
     clock: Callable[[], float] = time.perf_counter,
     sleep: Callable[[float], None] = time.sleep,
     stop: Callable[[], bool] = lambda: False,
-) -> dict[str, Any]:
-    """Play ``ticks`` ticks and return the report.
+) -> Played:
+    """Let the bot play ``ticks`` ticks.
 
-    ``stop`` is checked between ticks; once it returns True the run ends early and the
-    report says ``interrupted: true``.
+    ``stop`` is checked between ticks; once it returns True the run ends early, as
+    ``interrupted``.
 
     Paced runs keep real time at the loop's rate, as a window would, so that anything
     running beside the loop (the language model) sees the same amount of time per tick.
@@ -151,28 +176,15 @@ def play(
         else:
             while village.tick < ticks and not stop():
                 step(village.tick)
-    interrupted = village.tick < ticks
-    wall_s = clock() - start
-    dt = loop.dt
-    return {
-        "ticks": village.tick,
-        "interrupted": interrupted,
-        "dt": dt,
-        "wall_s": round(wall_s, 3),
-        "paced": paced,
-        "tick_ms": village.tick_ms.summary(),
-        "overruns": village.tick_ms.over,
-        "events": dict(sorted(village.events.items())),
-        "npc_transitions": village.npc_transitions,
-        "errands_done": village.errands_done,
-        "npcs": len(world.npc_ids()),
-        "props": len(world.snapshot().props),
-        "lines": village.dialogue.report(),
-        "ai": village.ai_report(),
-        "decisions": village.decider.report() if village.decider is not None else {},
-        "gc": gc_watch.summary(),
-        "world_hash": world.world_hash(),
-    }
+    return Played(village.tick < ticks, loop.dt, clock() - start, gc_watch.summary())
+
+
+def _samples(village: Session) -> SamplesReport:
+    return SamplesReport(
+        tick_ms=tuple(round(ms, 4) for ms in village.tick_ms),
+        ai_ms=tuple(round(ms, 4) for ms in village.dialogue.ai_ms),
+        greet_latency_ticks=tuple(village.dialogue.latency_ticks.get("greet", ())),
+    )
 
 
 def _wait_ready(village: Session, stop: StopRequest, timeout_s: float) -> tuple[str, float | None]:
@@ -190,17 +202,5 @@ def _wait_ready(village: Session, stop: StopRequest, timeout_s: float) -> tuple[
     return state, ready_at
 
 
-def _ms_since(start: float | None, at: float | None = None) -> float:
-    if start is None:
-        return -1.0
+def _ms_since(start: float, at: float | None = None) -> float:
     return round(((time.perf_counter() if at is None else at) - start) * 1000.0, 1)
-
-
-def _startup_figures(launched_at: float | None, ready_at: float | None) -> dict[str, float]:
-    """Milliseconds from launch to the loaded model; {} when the launch time is unknown."""
-    if launched_at is None:
-        return {}
-    figures = {}
-    if ready_at is not None:
-        figures["model_ready_ms"] = _ms_since(launched_at, ready_at)
-    return figures

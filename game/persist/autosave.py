@@ -11,8 +11,9 @@ import logging
 import time
 from collections import Counter
 
-from game.core.stats import summarize_ms
+from game.core.stats import ms_quantiles
 from game.dialogue.memory import Memories
+from game.headless.report import SaveReport
 from game.persist.saver import Saver
 from game.persist.store import SaveState
 from game.sim.world import World
@@ -91,11 +92,11 @@ class Autosave:
         self.save()
         self._saver.close()
 
-    def report(self) -> dict[str, object]:
+    def report(self) -> SaveReport:
         """Save figures for the headless report."""
-        return {
-            "saves": self._saver.saves,
-            "capture_ms": summarize_ms(self.capture_ms),
-            "write_ms": summarize_ms(self._saver.write_ms),
-            "error": self._saver.error,
-        }
+        return SaveReport(
+            saves=self._saver.saves,
+            capture_ms=ms_quantiles(self.capture_ms),
+            write_ms=ms_quantiles(self._saver.write_ms),
+            error=self._saver.error,
+        )
