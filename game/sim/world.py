@@ -23,16 +23,20 @@ from game.sim.contacts import ContactLog, install
 from game.sim.errands import Errand, ErrandBoard
 from game.sim.events import GameEvent
 from game.sim.level import Level, PropSpec
-from game.sim.npc import NpcBrain, NpcState, Percept, Routine, Tuning
+from game.sim.npc import NpcBrain
+from game.sim.npc_states import NpcState
 from game.sim.orders import ActionKind, Order
 from game.sim.perception import EYE_HEIGHT, XIndex, line_of_sight
 from game.sim.player import PLAYER_H, PLAYER_W, Player, PlayerIntent
 from game.sim.props import PROP_KINDS, Prop, make_prop
+from game.sim.routine import Routine
 from game.sim.rules import Rules
+from game.sim.senses import Percept
 from game.sim.snapshot import ActorView, AimView, LevelView, PropView, WorldSnapshot
 from game.sim.stack import CrateStack
 from game.sim.status import Motion, NpcStatus, PlayerStatus
 from game.sim.ticks import DT
+from game.sim.tuning import Tuning
 from game.sim.villager import NPC_H, NPC_W, Villager
 
 logger = logging.getLogger(__name__)
