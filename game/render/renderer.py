@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pygame
 
+from game.render.backdrop import FAR_PARALLAX, NEAR_PARALLAX, build_hills, build_sky
 from game.render.bubble_artist import BubbleArtist
 from game.render.bubble_choice import BubbleCrowd
 from game.render.camera import Camera
@@ -23,14 +24,7 @@ from game.render.overlays import (
     draw_highlight,
     layout_tags,
 )
-from game.render.scenery import (
-    FAR_PARALLAX,
-    NEAR_PARALLAX,
-    build_hills,
-    build_level_layer,
-    build_sky,
-    level_bottom,
-)
+from game.render.scenery import build_level_layer, level_bottom
 from game.render.shapes import NameTags, blend, draw_actor, draw_prop
 from game.render.text import TextCache
 from game.sim.snapshot import LevelView, PropView, WorldSnapshot
