@@ -1,4 +1,5 @@
-"""Command line: ``python -m game [--headless ...]``. Flags only; ``app`` does the rest."""
+"""``python -m game [--headless ...]``: the launch time, the stop signal and ``main``; the
+flags are parsed in ``cli`` and ``app`` does the rest."""
 
 from __future__ import annotations
 
