@@ -20,7 +20,7 @@ from pathlib import Path
 
 from game.dialogue.memory import MemoryRecord as SavedMemory
 from game.persist.lock import lock_save
-from game.persist.schema import ForeignSaveError, prepare
+from game.persist.save_schema import ForeignSaveError, prepare
 
 logger = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ import pytest
 
 from game.dialogue.memory import MemoryRecord
 from game.persist.lock import SaveInUseError
+from game.persist.save_schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_VERSION
 from game.persist.saver import state_digest
-from game.persist.schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_VERSION
 from game.persist.store import SaveState, SaveStore
 
 

@@ -16,7 +16,7 @@ from game.config.settings import load_settings
 from game.core.session import Session
 from game.dialogue.memory import MemoryRecord
 from game.persist.autosave import capture, restore, villager_keys
-from game.persist.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_V1, SCHEMA_VERSION
+from game.persist.save_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_V1, SCHEMA_VERSION
 from game.persist.store import SaveState, SaveStore
 from tests.unit.game.conftest import npc_named
 
