@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from game.save import DATA_DIR_ENV
+from game.persist.paths import DATA_DIR_ENV
 
 _made_here: str | None = None
 if DATA_DIR_ENV not in os.environ:

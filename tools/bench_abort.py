@@ -32,7 +32,8 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
 from ai import abort  # noqa: E402
-from game.app import Options, run  # noqa: E402
+from game.app import run  # noqa: E402
+from game.cli import Options  # noqa: E402
 
 MODES = ("none", "native", "python")
 _ORIGINAL_INSTALL = abort.AbortSwitch.install

@@ -247,8 +247,8 @@ def main() -> int:
     import ai
     from ai.prompt import build_completion_prompt
     from game.app import build_village
-    from game.config import CONFIG_DIR, load_settings
-    from game.gcwatch import settle_heap
+    from game.config.settings import CONFIG_DIR, load_settings
+    from game.core.gcwatch import settle_heap
     from game.input.bot import Bot
     from tools.bench_ai import prompt_spec
     from tools.plain_runtime import completion_stream, load_llama

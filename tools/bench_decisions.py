@@ -25,10 +25,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from game.app import build_village  # noqa: E402
-from game.config import CONFIG_DIR, load_settings  # noqa: E402
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from game.core.stats import summarize_ms  # noqa: E402
 from game.input.bot import Bot  # noqa: E402
 from game.sim.ticks import DT  # noqa: E402
-from game.stats import summarize_ms  # noqa: E402
 from tools.bench import machine  # noqa: E402
 
 ASKS = (

@@ -43,7 +43,7 @@ from ai import (  # noqa: E402
     ScriptedBackend,
 )
 from ai.events import LineFailed  # noqa: E402
-from game.config import CONFIG_DIR, Settings, load_settings  # noqa: E402
+from game.config.settings import CONFIG_DIR, Settings, load_settings  # noqa: E402
 from game.dialogue.line_plan import (  # noqa: E402
     LineAskParts,
     LinePlanner,

@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from ai import AiRuntime, Choice, LineCompleted, LineRequest, LlamaBackend, Priority  # noqa: E402
 from ai.model import resolve_model_path, verified_sha256  # noqa: E402
-from game.config import CONFIG_DIR, load_settings  # noqa: E402
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from game.core.stats import summarize_ms  # noqa: E402
 from game.decisions.policy import place_name, resolve  # noqa: E402
 from game.decisions.prompt import (  # noqa: E402
     action_continuations,
@@ -45,7 +46,6 @@ from game.decisions.rules import rules_decision  # noqa: E402
 from game.decisions.situations import Situation, SituationWorld, load_situations  # noqa: E402
 from game.sim.cast import load_cast  # noqa: E402
 from game.sim.level import load_level  # noqa: E402
-from game.stats import summarize_ms  # noqa: E402
 
 DATA = ROOT / "tools" / "eval" / "data" / "decisions.jsonl"
 

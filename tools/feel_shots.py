@@ -19,10 +19,10 @@ if str(ROOT) not in sys.path:
 import pygame  # noqa: E402
 
 from game.app import build_village  # noqa: E402
-from game.config import CONFIG_DIR, load_settings  # noqa: E402
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from game.sim.player import PlayerIntent  # noqa: E402
 from game.sim.world import World  # noqa: E402
-from game.window import GameWindow  # noqa: E402
+from game.ui.window import GameWindow  # noqa: E402
 
 DOCS = ROOT / "docs"
 STAY = PlayerIntent()

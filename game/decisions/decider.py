@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from ai import Choice, LineRequest, Priority
+from game.core.stats import ms_quantiles
 from game.decisions.options import BASKET_ZONE, FETCH_RADIUS, Choices, OptionFinder
 from game.decisions.policy import MOODS, Event, Mood, Option, resolve
 from game.decisions.prompt import (
@@ -33,6 +34,7 @@ from game.decisions.prompt import (
 from game.decisions.rules import rules_decision
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.memory import Memories
+from game.headless.report import DecisionsReport
 from game.sim.attitude import clamp_attitude
 from game.sim.events import (
     ActionEnded,
@@ -44,7 +46,6 @@ from game.sim.events import (
 )
 from game.sim.orders import ActionKind, Order
 from game.sim.world import World
-from game.stats import summarize_ms
 
 logger = logging.getLogger(__name__)
 
@@ -361,17 +362,17 @@ class Decider:
 
     # -- figures --------------------------------------------------------------------
 
-    def report(self) -> dict[str, object]:
+    def report(self) -> DecisionsReport:
         """Decisions made, applied and rejected by reason, and how long the model took."""
-        return {
-            "made": dict(self.made),
-            "applied": dict(self.applied),
-            "applied_total": sum(self.applied.values()),
-            "rejected": dict(self.rejected),
-            "fell_back_to_rules": dict(self.fallbacks),
-            "actions_ended": dict(self.outcomes),
-            "latency_ms": summarize_ms(list(self.latency)),
-        }
+        return DecisionsReport(
+            made=dict(self.made),
+            applied=dict(self.applied),
+            applied_total=sum(self.applied.values()),
+            rejected=dict(self.rejected),
+            fell_back_to_rules=dict(self.fallbacks),
+            actions_ended=dict(self.outcomes),
+            latency_ms=ms_quantiles(list(self.latency)),
+        )
 
     def hud_rows(self) -> tuple[tuple[str, str], ...]:
         """F3 rows: the totals, then the latest decisions with their source and outcome."""

@@ -19,16 +19,16 @@ from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineEvent, LineOrigin, LineReady
 from game.dialogue.prediction import EncounterPredictor
 from game.dialogue.records import LineKind, LineRecord, LineRecords
-from game.dialogue.request_builder import RequestBuilder, Timing
+from game.dialogue.request_builder import RequestBuilder
+from game.dialogue.timing import Timing
 from game.dialogue.validation import Checker, LineSnapshot
+from game.headless.report import PredictionReport
 from game.sim.events import Trigger
 from game.sim.status import Motion
 from game.sim.ticks import ticks
 from game.sim.world import World
 
 Emit = Callable[[LineEvent], None]
-
-OUTCOMES = ("used", "expired", "cancelled", "stale", "failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,12 +177,17 @@ class GreetingPreparer:
         )
         return True
 
-    def report(self) -> dict[str, int]:
+    def report(self) -> PredictionReport:
         """Counts for the headless report."""
         in_flight = sum(1 for _ in self._records.of_kind(LineKind.PREDICTION))
-        return {
-            "issued": self.issued,
-            **{outcome: self.outcomes[outcome] for outcome in OUTCOMES},
-            "in_flight": in_flight,
-            "ready": len(self.ready),
-        }
+        outcomes = self.outcomes
+        return PredictionReport(
+            issued=self.issued,
+            used=outcomes["used"],
+            expired=outcomes["expired"],
+            cancelled=outcomes["cancelled"],
+            stale=outcomes["stale"],
+            failed=outcomes["failed"],
+            in_flight=in_flight,
+            ready=len(self.ready),
+        )

@@ -15,8 +15,9 @@ from typing import Literal, Protocol
 
 from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot
+from game.headless.report import ModelReport
 from game.sim.events import Trigger
-from game.views import LoadView
+from game.ui.views import LoadView
 
 LineOrigin = Literal["template", "model", "prepared", "fallback"]
 
@@ -103,11 +104,14 @@ class SourceStatus(Protocol):
     def load_view(self) -> LoadView | None:
         """Progress of anything still loading, for the HUD."""
 
+    def load_error(self) -> str | None:
+        """Why the model could not load, or None (loading, loaded, or no model at all)."""
+
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Rows for the HUD's statistics panel."""
 
-    def report(self) -> dict[str, object]:
-        """Figures for the headless report's ``ai`` section."""
+    def report(self) -> ModelReport | None:
+        """The model's figures for the headless report's ``ai`` section; None without one."""
 
     def wait_ready(self, timeout_s: float) -> str:
         """Block until loaded or ``timeout_s`` passes; for headless runs, never in a tick."""
@@ -152,13 +156,17 @@ class TemplateLineSource:
         """Nothing to load."""
         return None
 
+    def load_error(self) -> str | None:
+        """Nothing to load, so nothing failed."""
+        return None
+
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """No model, no statistics."""
         return ()
 
-    def report(self) -> dict[str, object]:
+    def report(self) -> ModelReport | None:
         """No model, no figures."""
-        return {}
+        return None
 
     def wait_ready(self, timeout_s: float) -> str:
         """Always ready."""

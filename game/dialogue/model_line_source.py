@@ -39,16 +39,18 @@ from game.dialogue.line_source import (
     LineReady,
 )
 from game.dialogue.memory import PLAYER_SPEAKER, Memories
-from game.dialogue.model_report import hud_rows, runtime_report, tier_report, tier_rows
+from game.dialogue.model_report import hud_rows, model_report, tier_rows
 from game.dialogue.pacing import AsyncPacing, Pacing, SyncPacing
 from game.dialogue.persona_prompt import Persona
 from game.dialogue.records import LineKind, LineRecord, LineRecords, snapshot_of
-from game.dialogue.request_builder import RequestBuilder, Timing
+from game.dialogue.request_builder import RequestBuilder
 from game.dialogue.templates import TemplateLines
+from game.dialogue.timing import Timing
 from game.dialogue.validation import Checker
+from game.headless.report import ModelReport
 from game.sim.events import Trigger
 from game.sim.world import World
-from game.views import LoadView
+from game.ui.views import LoadView
 
 logger = logging.getLogger(__name__)
 
@@ -287,6 +289,10 @@ class ModelLineSource:
         progress = self.runtime.load_progress()
         return LoadView(progress.fraction, progress.stage, progress.state)
 
+    def load_error(self) -> str | None:
+        """The runtime's reason for not loading the model, once it has given up."""
+        return self.runtime.load_progress().error
+
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Queue, latency and prediction figures for the HUD."""
         stale = sum(self.checker.stale.values())
@@ -295,18 +301,18 @@ class ModelLineSource:
             rows += tier_rows(self.runtime.tiers())
         return rows
 
-    def report(self) -> dict[str, object]:
-        """The ``ai`` section of the headless report."""
-        return {
-            "mode": self.mode,
-            **runtime_report(self.runtime.metrics()),
-            "stale_dropped": dict(self.checker.stale),
-            "predictive": self.greetings.report(),
-            "tiers": tier_report(self.runtime.tiers()),
-            "lines_by_tier": dict(self.lines_by_tier),
-            "template_while_loading": self.template_while_loading,
-            "load": self.runtime.load_progress().state,
-        }
+    def report(self) -> ModelReport:
+        """The model's part of the headless report's ``ai`` section."""
+        return model_report(
+            self.mode,
+            self.runtime.metrics(),
+            self.runtime.tiers(),
+            stale_dropped=dict(self.checker.stale),
+            predictive=self.greetings.report(),
+            lines_by_tier=dict(self.lines_by_tier),
+            template_while_loading=self.template_while_loading,
+            load=self.runtime.load_progress().state,
+        )
 
     def wait_ready(self, timeout_s: float) -> str:
         """Block until the model has loaded and its warm-up has finished, or failed to load.

@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ai import AiMetrics, TierStats
+from game.core.stats import quantiles, rate_quantiles
+from game.headless.report import ModelReport, PredictionReport, TierReport
 
 
 def hud_rows(
-    metrics: AiMetrics, predictive: Mapping[str, int], stale_drops: int
+    metrics: AiMetrics, predictive: PredictionReport, stale_drops: int
 ) -> tuple[tuple[str, str], ...]:
     """Queue, latency and prediction figures as (label, value) rows."""
-    used, issued = predictive["used"], predictive["issued"]
+    used, issued = predictive.used, predictive.issued
     return (
         ("queue / in flight", f"{metrics.queue_depth} / {metrics.in_flight}"),
         ("first token p50", f"{metrics.ttft_s.p50 * 1000:.0f} ms"),
@@ -22,30 +24,47 @@ def hud_rows(
     )
 
 
-def runtime_report(metrics: AiMetrics) -> dict[str, object]:
-    """The runtime's counts and latencies for the report's ``ai`` section."""
+def model_report(
+    mode: str,
+    metrics: AiMetrics,
+    tiers: tuple[TierStats, ...],
+    *,
+    stale_dropped: Mapping[str, int],
+    predictive: PredictionReport,
+    lines_by_tier: Mapping[str, int],
+    template_while_loading: int,
+    load: str,
+) -> ModelReport:
+    """The runtime's counts and latencies, and the source's own, for the report's ``ai``."""
     m = metrics
-    return {
-        "requests": dict(m.by_priority),
-        "submitted": m.submitted,
-        "merged": m.merged_duplicates,
-        "completed": m.completed,
-        "cancelled": m.cancelled,
-        "preempted": m.preempted,
-        "timed_out": m.timed_out,
-        "failed": dict(m.failed),
-        "dropped": dict(m.dropped),
-        "fallbacks": dict(m.fallbacks),
-        "queue_depth": m.queue_depth,
-        "in_flight": m.in_flight,
-        "max_queue_depth": m.max_queue_depth,
-        "tokens": m.tokens,
-        "ttft_ms": m.ttft_s.as_dict(1000.0),
-        "queue_wait_ms": m.queue_wait_s.as_dict(1000.0),
-        "total_ms": m.total_s.as_dict(1000.0),
-        "tokens_per_s": {"p50": round(m.tokens_per_s.p50, 1), "p95": round(m.tokens_per_s.p95, 1)},
-        "api_call_ms": m.api_call_s.as_dict(1000.0),
-    }
+    return ModelReport(
+        mode=mode,
+        requests=dict(m.by_priority),
+        submitted=m.submitted,
+        merged=m.merged_duplicates,
+        completed=m.completed,
+        cancelled=m.cancelled,
+        preempted=m.preempted,
+        timed_out=m.timed_out,
+        failed=dict(m.failed),
+        dropped=dict(m.dropped),
+        fallbacks=dict(m.fallbacks),
+        queue_depth=m.queue_depth,
+        in_flight=m.in_flight,
+        max_queue_depth=m.max_queue_depth,
+        tokens=m.tokens,
+        ttft_ms=quantiles(m.ttft_s, 1000.0),
+        queue_wait_ms=quantiles(m.queue_wait_s, 1000.0),
+        total_ms=quantiles(m.total_s, 1000.0),
+        tokens_per_s=rate_quantiles(m.tokens_per_s),
+        api_call_ms=quantiles(m.api_call_s, 1000.0),
+        stale_dropped=stale_dropped,
+        predictive=predictive,
+        tiers=tier_report(tiers),
+        lines_by_tier=lines_by_tier,
+        template_while_loading=template_while_loading,
+        load=load,
+    )
 
 
 def tier_rows(tiers: tuple[TierStats, ...]) -> tuple[tuple[str, str], ...]:
@@ -60,22 +79,19 @@ def tier_rows(tiers: tuple[TierStats, ...]) -> tuple[tuple[str, str], ...]:
     )
 
 
-def tier_report(tiers: tuple[TierStats, ...]) -> dict[str, object]:
+def tier_report(tiers: tuple[TierStats, ...]) -> dict[str, TierReport]:
     """Per-tier figures for the report's ``ai`` section."""
     return {
-        t.name: {
-            "state": t.state,
-            "requests": t.requests,
-            "completed": t.completed,
-            "failed": t.failures,
-            "hedges_won": t.hedges_won,
-            "hedges_lost": t.hedges_lost,
-            "breaker_opened": t.breaker_opened,
-            "ttft_from_submit_ms": t.ttft_s.as_dict(1000.0),
-            "tokens_per_s": {
-                "p50": round(t.tokens_per_s.p50, 1),
-                "p95": round(t.tokens_per_s.p95, 1),
-            },
-        }
+        t.name: TierReport(
+            state=t.state,
+            requests=t.requests,
+            completed=t.completed,
+            failed=t.failures,
+            hedges_won=t.hedges_won,
+            hedges_lost=t.hedges_lost,
+            breaker_opened=t.breaker_opened,
+            ttft_from_submit_ms=quantiles(t.ttft_s, 1000.0),
+            tokens_per_s=rate_quantiles(t.tokens_per_s),
+        )
         for t in tiers
     }

@@ -7,12 +7,12 @@ tail of each prompt costs time to read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ai import Exchange, PromptSpec
-from game.dialogue.memory import Memory
+from ai import Exchange, HygieneConfig, PromptSpec
+from game.dialogue.memory import MEMORY_FACTS, MEMORY_WINDOW, Memory
 from game.dialogue.templates import fill
 from game.sim.cast import Fact
 from game.sim.events import Trigger
@@ -193,3 +193,25 @@ def _village_notes(speaker: Persona, listener: str, attitude: str, errand_state:
     elif errand_state == "done":
         notes.append(f"The traveller already did {speaker.name}'s errand.")
     return notes
+
+
+def largest_prompts(
+    context: str, personas: Iterable[Persona], hygiene: HygieneConfig
+) -> list[tuple[str, PromptSpec]]:
+    """Each villager's longest possible prompt, longest persona first, for the load check.
+
+    The shared prefix plus a full memory (every remembered line and fact at its longest)
+    and a player's line at its cap.
+    """
+    longest = sorted(personas, key=lambda p: len(p.persona), reverse=True)
+    line = ("word " * hygiene.max_chars)[: hygiene.max_chars]
+    history = tuple(Exchange("Player", line) for _ in range(MEMORY_WINDOW))
+    notes = tuple(line for _ in range(MEMORY_FACTS + 1))  # the facts and the summary
+    player = ("word " * hygiene.player_text_max_chars)[: hygiene.player_text_max_chars]
+    return [
+        (
+            f"{p.name} the {p.role} (persona of {len(p.persona)} characters)",
+            PromptSpec(context, p.label, "is spoken to", notes, history, player),
+        )
+        for p in longest
+    ]

@@ -7,54 +7,16 @@ that can cross to the AI worker.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ai import LineRequest, Priority, SchedulerConfig
 from game.dialogue.line_plan import LineAskParts, LinePlanner, priority_of
 from game.dialogue.line_source import LineAsk
 from game.dialogue.memory import Memories, Memory
 from game.dialogue.persona_prompt import Persona, PromptStyle
-from game.dialogue.templates import TemplateLines
 from game.dialogue.validation import LineSnapshot, RefSnapshot
 from game.sim.attitude import attitude_word
 from game.sim.events import Trigger
-from game.sim.ticks import ticks
 from game.sim.world import World
-
-
-@dataclass(frozen=True, slots=True)
-class Timing:
-    """How old each kind of line may be when it appears."""
-
-    chat_ttl_s: float = 10.0
-    reactive_ttl_s: float = 3.0
-    ambient_ttl_s: float = 4.0
-    prepared_ttl_s: float = 5.0
-
-    def ttl_ticks(self, trigger: Trigger, predictive: bool) -> int:
-        """How old a line may be, in ticks, when it appears."""
-        if predictive:
-            seconds = self.prepared_ttl_s
-        elif trigger is Trigger.CHAT:
-            seconds = self.chat_ttl_s
-        elif trigger is Trigger.AMBIENT:
-            seconds = self.ambient_ttl_s
-        else:
-            seconds = self.reactive_ttl_s
-        return ticks(seconds)
-
-
-class TemplateFallback:
-    """The runtime's fallback: the speaker's template line for the request's trigger."""
-
-    def __init__(self, templates: TemplateLines) -> None:
-        self._templates = templates
-
-    def fallback_line(self, request: LineRequest) -> str:
-        """A template line for the villager and trigger the request was for."""
-        snapshot = request.snapshot
-        trigger = snapshot.trigger if isinstance(snapshot, LineSnapshot) else Trigger.CHAT
-        return self._templates.line(request.npc_id, trigger, "traveller")
 
 
 class RequestBuilder:

@@ -1,10 +1,13 @@
-"""Template lines from the persona data: the fallback that always has an answer."""
+"""Template lines from the persona data: the fallback that always has an answer, and the
+runtime's fallback that hands them out."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Mapping
 
+from ai import LineRequest
+from game.dialogue.validation import LineSnapshot
 from game.sim.events import Trigger
 
 Templates = Mapping[Trigger, tuple[str, ...]]
@@ -60,3 +63,16 @@ def fill(text: str, name: str, listener: str) -> str:
     a stray brace must not crash a bark.
     """
     return text.replace("{name}", name).replace("{player}", listener)
+
+
+class TemplateFallback:
+    """The runtime's fallback: the speaker's template line for the request's trigger."""
+
+    def __init__(self, templates: TemplateLines) -> None:
+        self._templates = templates
+
+    def fallback_line(self, request: LineRequest) -> str:
+        """A template line for the villager and trigger the request was for."""
+        snapshot = request.snapshot
+        trigger = snapshot.trigger if isinstance(snapshot, LineSnapshot) else Trigger.CHAT
+        return self._templates.line(request.npc_id, trigger, "traveller")

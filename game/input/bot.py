@@ -19,7 +19,8 @@ import random
 from dataclasses import dataclass
 
 from game.assets import AssetError
-from game.input.errand_bot import ErrandRunner, VillageMap
+from game.input.errand_bot import ErrandRunner
+from game.input.village_map import VillageMap
 from game.sim.level import load_level
 from game.sim.player import PlayerIntent
 from game.sim.snapshot import ActorView, LevelView, PropView, WorldSnapshot

@@ -1,20 +1,28 @@
 """A scripted player that does the village's three errands, through the player's inputs only.
 
 It reads snapshots, as any bot does, and knows the village the way a player who has
-looked around does: where the basket is, that the forge hood is a step up to the market
-hall roof, that the crate stack stands past the town wall. Each errand is a generator
-that yields one ``PlayerIntent`` per tick and reads the newest snapshot between yields,
-so the plan reads top to bottom like the instructions one would give a new player.
+looked around does (``village_map.py``): where the basket is, that the forge hood is a
+step up to the market hall roof, that the crate stack stands past the town wall. Each
+errand is a generator that yields one ``PlayerIntent`` per tick and reads the newest
+snapshot between yields, so the plan reads top to bottom like the instructions one would
+give a new player.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
 
+from game.input.village_map import (
+    Step,
+    VillageMap,
+    loose_crate,
+    nearest_reachable,
+    player_of,
+    roof_ball,
+)
 from game.sim.player import DROP_GAP, PLAYER_H, PLAYER_W, PlayerIntent
-from game.sim.snapshot import ActorView, ErrandView, LevelView, PropView, WorldSnapshot
+from game.sim.snapshot import ActorView, ErrandView, PropView, WorldSnapshot
 
 logger = logging.getLogger(__name__)
 
@@ -25,58 +33,10 @@ STOP_DISTANCE = 20.0
 """How far the player slides after letting go of a key at walking speed."""
 ERRAND_BUDGET = 3600
 """Ticks an errand may take before the bot moves on to the next and comes back later."""
-COLUMN_SLACK = 10.0
 CREEP = 16.0
 """Within this distance the bot taps the keys instead of holding them."""
-SIDE_CLEARANCE = PLAYER_W / 2 + 20.0 + 6.0
-"""A crate closer than this to where the player would stand puts that side out of use."""
 HAND_OVER = 72.0
 """How close to the giver the bot stops before setting a fetched prop down."""
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One climb: stand at ``stand_x``, jump, and once the feet clear ``clear_y`` walk to
-    ``land_x``, to stand there on ground at ``land_y``."""
-
-    stand_x: float
-    clear_y: float
-    land_x: float
-    land_y: float
-
-
-@dataclass(frozen=True, slots=True)
-class VillageMap:
-    """What the bot knows about the village."""
-
-    basket_x: float
-    stack_x: float
-    stack_half_w: float
-    stack_ground: float
-    roof_climb: tuple[Step, ...]
-    roof_y: float
-    wall: Step
-
-    @staticmethod
-    def of(level: LevelView) -> VillageMap | None:
-        """The map for a level with a basket and a stack zone, or None."""
-        zones = {z.id: z for z in level.zones}
-        basket, stack = zones.get("basket"), zones.get("stack_zone")
-        if basket is None or stack is None:
-            return None
-        return VillageMap(
-            basket_x=basket.x + basket.w / 2,
-            stack_x=stack.x + stack.w / 2,
-            stack_half_w=stack.w / 2,
-            stack_ground=stack.y,
-            # Up onto the forge hood from its right, then onto the market hall roof.
-            roof_climb=(
-                Step(2485.0, 104.0, 2418.0, 97.0),
-                Step(2410.0, 172.0, 2330.0, 164.0),
-            ),
-            roof_y=164.0,
-            wall=Step(3828.0, 140.0, 3900.0, stack.y),
-        )
 
 
 class ErrandRunner:
@@ -94,7 +54,7 @@ class ErrandRunner:
 
     def intent(self, snap: WorldSnapshot) -> PlayerIntent:
         """The next intent of the script, given the newest snapshot."""
-        me = self._me_of(snap)
+        me = player_of(snap)
         if self._last_x is not None:
             self._vx = (me.x - self._last_x) * 60.0
         self._last_x = me.x
@@ -198,7 +158,7 @@ class ErrandRunner:
         while not self._done("restack"):
             carried = self._carried()
             if carried is None:
-                wanted = self._loose_crate(self._column()[1])
+                wanted = loose_crate(self._column()[1])
                 loose = self._nearest(wanted)
                 if loose is None:
                     yield from self._come_down()
@@ -351,12 +311,8 @@ class ErrandRunner:
         assert self.snap is not None
         return self.snap
 
-    @staticmethod
-    def _me_of(snap: WorldSnapshot) -> ActorView:
-        return next(a for a in snap.actors if a.is_player)
-
     def _me(self) -> ActorView:
-        return self._me_of(self._snap())
+        return player_of(self._snap())
 
     def _feet(self) -> float:
         return self._me().y - PLAYER_H / 2
@@ -386,65 +342,16 @@ class ErrandRunner:
         return next((p for p in self._snap().props if p.held), None)
 
     def _nearest(self, wanted: Callable[[PropView], bool]) -> PropView | None:
-        """The nearest wanted prop the player can reach from the ground (ties by id)."""
-        me = self._me()
-        best: tuple[float, int, PropView] | None = None
-        for prop in self._snap().props:
-            if prop.held or not wanted(prop) or prop.y - me.y > 72.0 or me.y - prop.y > 60.0:
-                continue
-            d = abs(prop.x - me.x)
-            if best is None or (d, prop.id) < best[:2]:
-                best = (d, prop.id, prop)
-        return None if best is None else best[2]
-
-    @staticmethod
-    def _loose_crate(built: set[int]) -> Callable[[PropView], bool]:
-        return lambda p: p.kind == "crate" and p.id not in built
+        return nearest_reachable(self._snap(), wanted)
 
     def _in_basket(self, prop: PropView) -> bool:
-        return abs(prop.x - self.map.basket_x) < 32.0 and prop.y < 0.0
+        return self.map.in_basket(prop)
 
     def _roof_ball(self) -> int | None:
-        balls = [p for p in self._snap().props if p.kind == "ball"]
-        if not balls:
-            return None
-        return max(balls, key=lambda p: (p.y, -p.id)).id
+        return roof_ball(self._snap())
 
     def _column(self) -> tuple[float, set[int]]:
-        """Where the column stands (or will) and the ids of its crates, from the ground up.
-
-        A crate already sitting square on the ground in the stack's spot is the base;
-        of several, the one with the most stacked on it.
-        """
-        crates = sorted(
-            (p for p in self._snap().props if p.kind == "crate" and not p.held),
-            key=lambda p: p.y,
-        )
-        ground, centre, half = self.map.stack_ground, self.map.stack_x, self.map.stack_half_w
-        best: tuple[int, float, float, set[int]] = (0, 0.0, centre, set())
-        for base in crates:
-            on_ground = abs(base.y - (ground + base.h / 2)) < 6.0
-            if not on_ground or abs(base.x - centre) > half - base.w / 2 + 6.0:
-                continue
-            built, x, top = {base.id}, base.x, base.y
-            for prop in crates:
-                if abs(prop.x - x) < COLUMN_SLACK and abs(prop.y - (top + prop.h)) < 6.0:
-                    built.add(prop.id)
-                    x, top = prop.x, prop.y
-            rank = (len(built), -abs(base.x - centre), base.x, built)
-            if rank[:2] > best[:2]:
-                best = rank
-        return best[2], best[3]
+        return self.map.column(self._snap())
 
     def _free_side(self, column: float, reach: float, built: set[int]) -> int:
-        """The side of the column to work from: the player's own, unless a crate is there."""
-        mine = -1 if self._me().x < column else 1
-
-        def free(side: int) -> bool:
-            spot = column + side * reach
-            return not any(
-                p.id not in built and not p.held and abs(p.x - spot) < SIDE_CLEARANCE and p.y < 90.0
-                for p in self._snap().props
-            )
-
-        return mine if free(mine) or not free(-mine) else -mine
+        return self.map.free_side(self._snap(), column, reach, built)

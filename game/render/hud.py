@@ -26,7 +26,7 @@ from game.render.palette import (
 from game.render.text import TextCache
 from game.sim.snapshot import WorldSnapshot
 from game.sim.ticks import DT
-from game.views import ChatView, CheerView, HudView, LoadView
+from game.ui.views import ChatView, CheerView, HudView, LoadView
 
 logger = logging.getLogger(__name__)
 

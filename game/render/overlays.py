@@ -12,7 +12,7 @@ import pygame
 from game.render.palette import EMOTE_BG, EMOTE_INK, PLAYER_MARKER, TAG_BG, TAG_TEXT, Rgb, mix
 from game.render.text import TextCache
 from game.sim.snapshot import AimView, Vec
-from game.views import CheerView
+from game.ui.views import CheerView
 
 ToScreen = Callable[[float, float], Vec]
 

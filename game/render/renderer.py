@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pygame
 
-from game.render.bubbles import BubbleArtist
+from game.render.backdrop import FAR_PARALLAX, NEAR_PARALLAX, build_hills, build_sky
+from game.render.bubble_artist import BubbleArtist
+from game.render.bubble_choice import BubbleCrowd
 from game.render.camera import Camera
-from game.render.crowd import BubbleCrowd
 from game.render.hud import Hud
 from game.render.overlays import (
     draw_aim,
@@ -23,18 +24,11 @@ from game.render.overlays import (
     draw_highlight,
     layout_tags,
 )
-from game.render.scenery import (
-    FAR_PARALLAX,
-    NEAR_PARALLAX,
-    build_hills,
-    build_level_layer,
-    build_sky,
-    level_bottom,
-)
+from game.render.scenery import build_level_layer, level_bottom
 from game.render.shapes import NameTags, blend, draw_actor, draw_prop
 from game.render.text import TextCache
 from game.sim.snapshot import LevelView, PropView, WorldSnapshot
-from game.views import BubbleView, HudView
+from game.ui.views import BubbleView, HudView
 
 logger = logging.getLogger(__name__)
 

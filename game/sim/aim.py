@@ -10,7 +10,8 @@ from __future__ import annotations
 import pymunk
 
 from game.sim.categories import NPC, PROP, STATIC
-from game.sim.snapshot import Vec
+from game.sim.player import Player
+from game.sim.snapshot import AimView, Vec
 
 PATH_FILTER = pymunk.ShapeFilter(mask=STATIC | NPC | PROP)
 MAX_STEPS = 150
@@ -41,3 +42,19 @@ def trace(
         if step % SAMPLE_EVERY == 0:
             points.append((x, y))
     return tuple(points)
+
+
+def aim_view(player: Player, space: pymunk.Space, dt: float) -> AimView | None:
+    """The carried prop's path: the charged throw while throw is held, else the drop."""
+    prop = player.carrying
+    if prop is None:
+        return None
+    radius = min(prop.kind.w, prop.kind.h) / 2
+    if player.charge_ticks > 0:
+        tvx, tvy = player.throw_velocity(prop)
+        pvx, pvy = player.body.velocity
+        sx, sy = prop.body.position
+        start, velocity = (sx, sy), (tvx + pvx * 0.5, tvy + max(pvy, 0.0) * 0.5)
+    else:
+        start, velocity = player.drop_point(prop), (0.0, 0.0)
+    return AimView(trace(space, start, velocity, radius, dt), player.charge)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import logging
 import random
-from dataclasses import dataclass
-from enum import IntEnum, StrEnum
 
 from game.sim.attitude import ATTITUDE_MIN
 from game.sim.events import (
@@ -26,139 +24,15 @@ from game.sim.events import (
     SpeechWanted,
     Trigger,
 )
+from game.sim.npc_states import ACTING, ACTION_STATES, CALM, DOWN, NpcState
 from game.sim.orders import ACTION_TICKS, LASTING, ActionKind, Order, Outcome
+from game.sim.routine import DailyRound, Routine
+from game.sim.senses import Percept, Stimulus, StimulusKind
+from game.sim.tuning import DEFAULT_TUNING, Tuning
 
 logger = logging.getLogger(__name__)
 
 
-class NpcState(StrEnum):
-    """The states a villager can be in."""
-
-    IDLE = "idle"
-    ROUTINE = "routine"
-    WANDER = "wander"
-    NOTICE = "notice"
-    GREET = "greet"
-    TALK = "talk"
-    REACT = "react"
-    FLEE = "flee"
-    KNOCKED_DOWN = "knocked_down"
-    RECOVER = "recover"
-    FOLLOW = "follow"
-    FETCH = "fetch"
-    GUIDE = "guide"
-    CALL = "call"
-    TURN_AWAY = "turn_away"
-    COME = "come"
-
-
-CALM = (NpcState.IDLE, NpcState.ROUTINE, NpcState.WANDER)
-DOWN = (NpcState.KNOCKED_DOWN, NpcState.RECOVER)
-#: The state each action is carried out in (running away is the brain's own flight).
-ACTION_STATES: dict[ActionKind, NpcState] = {
-    ActionKind.FOLLOW: NpcState.FOLLOW,
-    ActionKind.FETCH: NpcState.FETCH,
-    ActionKind.PUT: NpcState.FETCH,
-    ActionKind.SHOW_WAY: NpcState.GUIDE,
-    ActionKind.CALL: NpcState.CALL,
-    ActionKind.TURN_AWAY: NpcState.TURN_AWAY,
-    ActionKind.COME: NpcState.COME,
-}
-ACTING = frozenset(ACTION_STATES.values())
-
-
-class StimulusKind(IntEnum):
-    """Things that happen to a villager; a higher value wins when several arrive at once."""
-
-    ERRAND_DONE = 1
-    TOPPLED = 2
-    NEAR_MISS = 3
-    BUMPED = 4
-    HIT = 5
-
-
-@dataclass(frozen=True, slots=True)
-class Stimulus:
-    """Something physics did to or near a villager.
-
-    ``source_x`` is where it came from (the villager flees away from it); ``refs`` are
-    entity ids a line about it may mention.
-    """
-
-    kind: StimulusKind
-    refs: tuple[int, ...] = ()
-    impulse: float = 0.0
-    by_player: bool = False
-    source_x: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Percept:
-    """What a villager knows about the world this tick.
-
-    ``tilt`` is the absolute body angle in radians; ``player_seen`` means within sight
-    radius with a clear line of sight; ``neighbour_id`` is an idle villager close enough
-    for small talk, if any.
-    """
-
-    tick: int
-    x: float
-    tilt: float
-    player_distance: float
-    player_dx: float
-    player_seen: bool
-    neighbour_id: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Routine:
-    """Where a villager lives and works and how they spend the day.
-
-    In ``"routine"`` mode they walk between home and work on a schedule of ticks; in
-    ``"wander"`` mode they stroll to random spots within ``span`` of home.
-    """
-
-    home_x: float
-    work_x: float
-    mode: str = "routine"
-    work_ticks: int = 3600
-    home_ticks: int = 1800
-    phase_offset: int = 0
-    span: float = 300.0
-    min_x: float = 40.0
-    max_x: float = 3960.0
-
-
-@dataclass(frozen=True, slots=True)
-class Tuning:
-    """Distances (world units), durations (ticks) and thresholds for every brain."""
-
-    notice_radius: float = 320.0
-    talk_radius: float = 140.0
-    leave_radius: float = 230.0
-    notice_delay: int = 12
-    notice_timeout: int = 240
-    notice_slack: float = 40.0
-    renotice_ticks: int = 60
-    greet_hold: int = 300
-    greet_cooldown: int = 900
-    offer_delay: int = 40
-    react_ticks: int = 90
-    flee_ticks: int = 180
-    flee_impulse: float = 1800.0
-    flee_repeat_hits: int = 2
-    hit_memory: int = 300
-    down_ticks: int = 120
-    knockdown_tilt: float = 1.05
-    upright_tilt: float = 0.2
-    arrive_eps: float = 14.0
-    walk_speed: float = 80.0
-    run_speed: float = 190.0
-    ambient_gap: int = 1200
-    ambient_jitter: int = 900
-
-
-DEFAULT_TUNING = Tuning()
 #: What a villager busy with an action shrugs off (a hit still stops them).
 _IGNORED_WHILE_ACTING = frozenset(
     {StimulusKind.TOPPLED, StimulusKind.NEAR_MISS, StimulusKind.BUMPED}
@@ -193,8 +67,7 @@ class NpcBrain:
         self._greet_ready = 0
         self._notice_ready = 0
         self._next_ambient = tuning.ambient_gap // 4 + rng.randrange(tuning.ambient_jitter)
-        self._wander_until = rng.randrange(240)
-        self._wander_goal = routine.work_x
+        self._round = DailyRound(routine, rng)
         self._pending_offers: list[tuple[str, tuple[int, ...]]] = []
         self.offered: list[str] = []
         self._flee_from = 0.0
@@ -460,27 +333,13 @@ class NpcBrain:
 
     def _calm_state(self, tick: int) -> NpcState:
         """The state the villager's routine wants right now."""
-        goal = self._routine_goal(tick)
-        if abs(goal - self._x) <= self.tuning.arrive_eps:
-            return NpcState.IDLE
-        return NpcState.WANDER if self.routine.mode == "wander" else NpcState.ROUTINE
-
-    def _routine_goal(self, tick: int) -> float:
-        r = self.routine
-        if r.mode == "wander":
-            if tick >= self._wander_until:
-                offset = self._rng.uniform(-r.span, r.span)
-                self._wander_goal = min(max(r.home_x + offset, r.min_x), r.max_x)
-                self._wander_until = tick + 360 + self._rng.randrange(600)
-            return self._wander_goal
-        phase = (tick + r.phase_offset) % (r.work_ticks + r.home_ticks)
-        return r.work_x if phase < r.work_ticks else r.home_x
+        return self._round.calm_state(tick, self._x, self.tuning.arrive_eps)
 
     def _move(self, p: Percept) -> None:
         """Turn the current state into a movement wish for the body."""
         t = self.tuning
         if self.state in (NpcState.ROUTINE, NpcState.WANDER):
-            self.goal_x = self._routine_goal(p.tick)
+            self.goal_x = self._round.goal(p.tick)
             self.speed = t.walk_speed
             self.facing = 1 if self.goal_x >= p.x else -1
         elif self.state in ACTING:

@@ -22,10 +22,10 @@ from game.sim.events import (
     PropHitNpc,
     PropLandedNear,
 )
-from game.sim.npc import Stimulus, StimulusKind
 from game.sim.perception import XIndex
 from game.sim.player import Player
 from game.sim.props import Prop
+from game.sim.senses import Stimulus, StimulusKind
 from game.sim.stack import CrateStack
 from game.sim.villager import Villager
 

@@ -12,7 +12,8 @@ import pymunk
 
 from game.sim.cast import NpcSpec
 from game.sim.categories import NPC_ASIDE_FILTER, NPC_FILTER, CollisionType
-from game.sim.npc import NpcBrain, NpcState
+from game.sim.npc import NpcBrain
+from game.sim.npc_states import NpcState
 from game.sim.props import Prop
 
 logger = logging.getLogger(__name__)

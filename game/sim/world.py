@@ -15,25 +15,28 @@ import random
 
 import pymunk
 
-from game.sim import aim, builder, crowd
+from game.sim import aim, builder
 from game.sim.actions import ActionRunner, carry
 from game.sim.cast import Cast, NpcSpec
 from game.sim.categories import HELD, PROP
 from game.sim.contacts import ContactLog, install
+from game.sim.depiction import actor_views, npc_status, player_status, prop_view
 from game.sim.errands import Errand, ErrandBoard
 from game.sim.events import GameEvent
-from game.sim.level import Level, PropSpec
-from game.sim.npc import NpcBrain, NpcState, Percept, Routine, Tuning
+from game.sim.level import Level
+from game.sim.npc_states import NpcState
 from game.sim.orders import ActionKind, Order
 from game.sim.perception import EYE_HEIGHT, XIndex, line_of_sight
 from game.sim.player import PLAYER_H, PLAYER_W, Player, PlayerIntent
-from game.sim.props import PROP_KINDS, Prop, make_prop
+from game.sim.population import errand_refs, populate, post_errands
+from game.sim.props import Prop
 from game.sim.rules import Rules
-from game.sim.snapshot import ActorView, AimView, LevelView, PropView, WorldSnapshot
-from game.sim.stack import CrateStack
+from game.sim.senses import Percept
+from game.sim.snapshot import LevelView, PropView, WorldSnapshot
 from game.sim.status import Motion, NpcStatus, PlayerStatus
 from game.sim.ticks import DT
-from game.sim.villager import NPC_H, NPC_W, Villager
+from game.sim.tuning import Tuning
+from game.sim.villager import NPC_W
 
 logger = logging.getLogger(__name__)
 
@@ -41,14 +44,12 @@ TALK_RADIUS = 140.0
 CHAT_RANGE = 1.5
 """A chat goes on until the villager is this many talk radii away."""
 PLAYER_ID = 1
-PLAYER_COLOR = (70, 170, 230)
 AMBIENT_RADIUS = 160.0
 PERCEPTION_STRIDE = 4
 MAKE_WAY_DISTANCE = (PLAYER_W + NPC_W) / 2 + 14.0
 """A villager this close ahead of a walking player steps aside."""
 BLOCKED_SPEED = 60.0
 ERRAND_STRIDE = 6
-SPAWN_JITTER = 0.4
 
 
 class World:
@@ -77,28 +78,21 @@ class World:
         self.player = Player(PLAYER_ID, *level.player_spawn)
         self.space.add(self.player.body, self.player.shape)
         self._tuning = Tuning(talk_radius=self.talk_radius)
-        self.villagers: list[Villager] = []
-        for spec in cast.npcs:
-            self._add_villager(spec, spec.id, "routine")
-        for persona_id, spec in crowd.extra_villagers(cast, extra_npcs, self._rng, level):
-            self._add_villager(spec, persona_id, "wander")
+        population = populate(
+            self.space,
+            level,
+            cast,
+            self._rng,
+            self._ids,
+            player_id=PLAYER_ID,
+            tuning=self._tuning,
+            extra_npcs=extra_npcs,
+            extra_props=extra_props,
+        )
+        self.villagers = population.villagers
         self._villager_by_id = {v.id: v for v in self.villagers}
-
-        self.props: list[Prop] = []
-        for placed in level.props:
-            jitter = self._rng.uniform(-SPAWN_JITTER, SPAWN_JITTER)
-            self._add_prop(placed.kind, placed.x + jitter, placed.y, placed.tag)
-        self.stacks: list[CrateStack] = []
-        for stack in level.stacks:
-            kind = PROP_KINDS[stack.kind]
-            base = level.ground_y(stack.x) + kind.h / 2 + 0.5
-            column = [
-                self._add_prop(stack.kind, stack.x, base + i * (kind.h + 0.5))
-                for i in range(stack.count)
-            ]
-            self.stacks.append(CrateStack(stack.id, column, stack.x))
-        for extra in crowd.extra_props(extra_props, self._rng, level):
-            self._add_generated_prop(extra)
+        self.props = population.props
+        self.stacks = population.stacks
         self._prop_by_id = {p.id: p for p in self.props}
         self._prop_by_shape: dict[pymunk.Shape, Prop] = {p.shape: p for p in self.props}
         self._tagged = {p.tag: p for p in self.props if p.tag}
@@ -107,7 +101,8 @@ class World:
             self.player, self._villager_by_id, self._prop_by_id, level.ground_y
         )
         self._zone_by_shape = {builder.add_zone(self.space, z): z.id for z in level.zones}
-        self.errands = ErrandBoard(self._make_errands(), {z.id: z for z in level.zones})
+        errands = post_errands(level, self.villagers, self._errand_refs)
+        self.errands = ErrandBoard(errands, {z.id: z for z in level.zones})
         self._rules = Rules(
             self.player,
             self.villagers,
@@ -128,59 +123,8 @@ class World:
 
     # -- construction ---------------------------------------------------------------
 
-    def _add_villager(self, spec: NpcSpec, persona_id: str, mode: str) -> None:
-        npc_id = next(self._ids)
-        routine = Routine(
-            home_x=spec.home_x,
-            work_x=spec.work_x,
-            mode=mode,
-            phase_offset=self._rng.randrange(900),
-            max_x=crowd.street_end(self.level),
-        )
-        brain = NpcBrain(
-            npc_id, PLAYER_ID, routine, random.Random(self._rng.getrandbits(64)), self._tuning
-        )
-        x = spec.work_x if mode == "routine" else spec.home_x
-        y = self.level.ground_y(x) + NPC_H / 2 + 0.5
-        villager = Villager(npc_id, spec, persona_id, brain, x, y)
-        villager.index = len(self.villagers)
-        self.villagers.append(villager)
-        self.space.add(villager.body, villager.shape)
-
-    def _add_prop(self, kind: str, x: float, y: float, tag: str = "") -> Prop:
-        prop = make_prop(next(self._ids), PROP_KINDS[kind], x, y, tag)
-        self.props.append(prop)
-        self.space.add(prop.body, prop.shape)
-        return prop
-
-    def _add_generated_prop(self, spec: PropSpec) -> None:
-        kind = PROP_KINDS[spec.kind]
-        y = self.level.ground_y(spec.x) + kind.h / 2 + 1.0
-        y = builder.free_height(self.space, spec.x, y, max(kind.w, kind.h) * 1.42)
-        self._add_prop(spec.kind, spec.x, y)
-
-    def _make_errands(self) -> list[Errand]:
-        errands: list[Errand] = []
-        for spec in self.level.errands:
-            giver = next((v for v in self.villagers if v.spec.id == spec.giver), None)
-            if giver is None:
-                logger.warning(
-                    "errand %s: no villager %r in the cast; skipped", spec.id, spec.giver
-                )
-                continue
-            errand = Errand(spec, giver.id, open=spec.kind != "restack")
-            errands.append(errand)
-            if errand.open:
-                giver.brain.offer_errand(spec.id, self._errand_refs(errand))
-        return errands
-
     def _errand_refs(self, errand: Errand) -> tuple[int, ...]:
-        spec = errand.spec
-        if spec.kind == "fetch" and spec.prop_tag in self._tagged:
-            return (self._tagged[spec.prop_tag].id,)
-        if spec.kind == "restack":
-            return tuple(p.id for s in self.stacks for p in s.props)
-        return ()
+        return errand_refs(errand, self._tagged, self.stacks)
 
     # -- stepping -------------------------------------------------------------------
 
@@ -265,70 +209,13 @@ class World:
 
     def snapshot(self) -> WorldSnapshot:
         """Everything that moves, as immutable views."""
-        props = tuple(_prop_view(p) for p in self.props)
+        props = tuple(prop_view(p) for p in self.props)
         player = self.player
-        pvx = player.body.velocity.x
-        pstate = "carry" if player.carrying else ("walk" if abs(pvx) > 20 else "idle")
-        if not player.grounded:
-            pstate += "_air"
-        actors = [
-            ActorView(
-                PLAYER_ID,
-                "Player",
-                "player",
-                player.body.position.x,
-                player.body.position.y,
-                0.0,
-                PLAYER_W,
-                PLAYER_H,
-                player.facing,
-                pstate,
-                True,
-                PLAYER_COLOR,
-                is_player=True,
-            )
-        ]
-        for v in self.villagers:
-            actors.append(
-                ActorView(
-                    v.id,
-                    v.spec.name,
-                    v.spec.role,
-                    v.x,
-                    v.y,
-                    v.angle,
-                    NPC_W,
-                    NPC_H,
-                    v.brain.facing,
-                    v.brain.state.value,
-                    v.brain.conscious,
-                    v.spec.color,
-                    aside=v.aside,
-                    action=v.brain.order.kind.value if v.brain.order is not None else "",
-                    attitude=v.brain.attitude,
-                )
-            )
+        actors = actor_views(player, self.villagers)
         target = player.target.id if player.target is not None else None
-        return WorldSnapshot(
-            self.tick, PLAYER_ID, props, tuple(actors), self.errands.views(), target, self._aim()
-        )
-
-    def _aim(self) -> AimView | None:
-        """The carried prop's path: the charged throw while throw is held, else the drop."""
-        player = self.player
-        prop = player.carrying
-        if prop is None:
-            return None
-        radius = min(prop.kind.w, prop.kind.h) / 2
-        if player.charge_ticks > 0:
-            tvx, tvy = player.throw_velocity(prop)
-            pvx, pvy = player.body.velocity
-            sx, sy = prop.body.position
-            start, velocity = (sx, sy), (tvx + pvx * 0.5, tvy + max(pvy, 0.0) * 0.5)
-        else:
-            start, velocity = player.drop_point(prop), (0.0, 0.0)
-        points = aim.trace(self.space, start, velocity, radius, self.dt)
-        return AimView(points, player.charge)
+        errands = self.errands.views()
+        aim_line = aim.aim_view(player, self.space, self.dt)
+        return WorldSnapshot(self.tick, PLAYER_ID, props, actors, errands, target, aim_line)
 
     def world_hash(self) -> str:
         """sha256 over rounded body states, villager states and epochs, and errand tallies."""
@@ -355,23 +242,7 @@ class World:
         v = self._villager_by_id.get(npc_id)
         if v is None:
             return None
-        b = v.brain
-        return NpcStatus(
-            v.id,
-            v.spec.name,
-            v.spec.role,
-            v.x,
-            v.y,
-            v.vx,
-            v.vy,
-            b.state.value,
-            b.epoch,
-            b.conscious,
-            b.can_talk,
-            v.persona_id,
-            b.would_greet(self.tick),
-            b.order.kind.value if b.order is not None else "",
-        )
+        return npc_status(v, self.tick)
 
     def npc_spec(self, npc_id: int) -> NpcSpec | None:
         """The persona, spots and template lines a villager speaks with."""
@@ -390,11 +261,7 @@ class World:
 
     def player_status(self) -> PlayerStatus:
         """The player's id, position, velocity and carried prop id."""
-        body = self.player.body
-        carrying = self.player.carrying.id if self.player.carrying is not None else None
-        return PlayerStatus(
-            PLAYER_ID, body.position.x, body.position.y, body.velocity.x, body.velocity.y, carrying
-        )
+        return player_status(self.player)
 
     def entity_exists(self, entity_id: int) -> bool:
         """Whether the id names the player, a villager or a prop."""
@@ -451,7 +318,7 @@ class World:
             if d <= radius:
                 found.append((d, prop.id, prop))
         found.sort(key=lambda item: (item[0], item[1]))
-        return tuple(_prop_view(p) for _, _, p in found)
+        return tuple(prop_view(p) for _, _, p in found)
 
     def nearest_talker(self) -> int | None:
         """The villager nearest the player, within talk radius and able to talk (ties by id)."""
@@ -523,9 +390,3 @@ class World:
         self.player.body.position = (x, y)
         self.player.body.velocity = (0.0, 0.0)
         self.space.reindex_shapes_for_body(self.player.body)
-
-
-def _prop_view(p: Prop) -> PropView:
-    x, y = p.body.position
-    k = p.kind
-    return PropView(p.id, k.name, x, y, p.body.angle, k.shape, k.w, k.h, k.material, p.held)

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from game.app import build_village
-from game.config import load_settings
+from game.config.settings import load_settings
+from game.core.stats import RECENT_TICKS
 from game.input.bot import Bot
-from game.stats import RECENT_TICKS
 
 STATM = Path("/proc/self/statm")
 

@@ -13,8 +13,8 @@ import pytest
 
 from game.__main__ import main
 from game.app import build_village
-from game.config import CONFIG_DIR, load_settings
-from game.window import GameWindow
+from game.config.settings import CONFIG_DIR, load_settings
+from game.ui.window import GameWindow
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +57,7 @@ def window() -> Iterator[GameWindow]:
 def test_the_first_frame_is_timed_from_launch(
     window: GameWindow, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.INFO, logger="game.window"):
+    with caplog.at_level(logging.INFO, logger="game.ui.window"):
         window.run(max_frames=2)
     assert window.first_frame_ms is not None
     assert window.first_frame_ms > 0

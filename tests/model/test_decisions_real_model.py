@@ -17,7 +17,7 @@ import pytest
 
 from ai import AiConfig, LlamaBackend
 from ai.prompt import build_completion_prompt
-from game.config import VILLAGE_ADAPTER_PATH
+from game.config.settings import VILLAGE_ADAPTER_PATH
 from game.decisions.policy import place_name, resolve
 from game.decisions.prompt import action_continuations, mood_continuations
 from game.decisions.situations import SituationWorld, load_situations

@@ -14,7 +14,7 @@ import pytest
 
 from ai import AiConfig, GenerationParams, LlamaBackend, clean_line, is_garbage
 from ai.adapter import manifest_path
-from game.config import VILLAGE_ADAPTER_PATH
+from game.config.settings import VILLAGE_ADAPTER_PATH
 from game.dialogue.corpus import corpus_world, load_corpus, record_spec, split
 from game.sim.cast import load_cast
 from game.sim.events import Trigger

@@ -12,7 +12,7 @@ import pytest
 
 from game.__main__ import main
 from game.assets import ASSETS_DIR
-from game.config import CONFIG_DIR
+from game.config.settings import CONFIG_DIR
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from typing import Any
 import pygame
 import pytest
 
-from game.app import check_fonts
 from game.assets import ASSETS_DIR, AssetError
+from game.ui.window import check_fonts
 from tests.robustness.conftest import assert_one_clean_line
 
 

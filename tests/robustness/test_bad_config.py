@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from ai.config import AiConfig
-from game.config import GameConfig, Settings
-from game.setting_checks import setting_warnings
+from game.config.checks import setting_warnings
+from game.config.settings import GameConfig, Settings
 from tests.robustness.conftest import assert_one_clean_line
 
 

@@ -17,15 +17,10 @@ from pathlib import Path
 import pytest
 
 from game.dialogue.memory import MemoryRecord
-from game.save import (
-    APPLICATION_ID,
-    SCHEMA_V1,
-    SCHEMA_VERSION,
-    SaveInUseError,
-    SaveState,
-    SaveStore,
-    state_digest,
-)
+from game.persist.lock import SaveInUseError
+from game.persist.save_schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_VERSION
+from game.persist.saver import state_digest
+from game.persist.store import SaveState, SaveStore
 
 
 def _v1_file(path: Path) -> None:

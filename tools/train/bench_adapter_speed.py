@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ai import AiConfig, GenerationParams, LlamaBackend, PromptSpec  # noqa: E402
-from game.config import VILLAGE_ADAPTER_PATH  # noqa: E402
+from game.config.settings import VILLAGE_ADAPTER_PATH  # noqa: E402
 from game.dialogue.corpus import corpus_world, load_corpus, record_spec, split  # noqa: E402
 from game.sim.cast import load_cast  # noqa: E402
 from game.sim.events import Trigger  # noqa: E402

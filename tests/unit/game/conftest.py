@@ -19,10 +19,10 @@ from ai import GenerationParams, PromptSpec, ScriptedBackend, ScriptedConfig
 from ai.backend import StopCheck
 from ai.scripted_backend import Script
 from game.app import build_village
-from game.config import load_settings
+from game.config.settings import load_settings
+from game.core.session import Session
 from game.dialogue.line_source import LineAsk, LineCut, LineEvent, LinePartial, LineReady
 from game.dialogue.model_line_source import ModelLineSource
-from game.session import Session
 from game.sim.events import Trigger
 from game.sim.player import PlayerIntent
 

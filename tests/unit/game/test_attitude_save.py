@@ -12,11 +12,12 @@ import sqlite3
 from pathlib import Path
 
 from game.app import build_village
-from game.autosave import capture, restore, villager_keys
-from game.config import load_settings
+from game.config.settings import load_settings
+from game.core.session import Session
 from game.dialogue.memory import MemoryRecord
-from game.save import APPLICATION_ID, MIGRATIONS, SCHEMA_V1, SCHEMA_VERSION, SaveState, SaveStore
-from game.session import Session
+from game.persist.autosave import capture, restore, villager_keys
+from game.persist.save_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_V1, SCHEMA_VERSION
+from game.persist.store import SaveState, SaveStore
 from tests.unit.game.conftest import npc_named
 
 OFF = ('game.dialogue.ai_mode="off"',)

@@ -7,13 +7,13 @@ import sys
 
 import pytest
 
-from game.chat_box import NOBODY_NEAR, NOTICE_TICKS, PREPARE_EVERY_TICKS, ChatBox
 from game.sim.cast import load_cast
 from game.sim.level import load_level
-from game.sim.npc import NpcState
+from game.sim.npc_states import NpcState
 from game.sim.orders import ActionKind, Order
 from game.sim.player import PlayerIntent
 from game.sim.world import World
+from game.ui.chat_box import NOBODY_NEAR, NOTICE_TICKS, PREPARE_EVERY_TICKS, ChatBox
 
 STAY = PlayerIntent()
 
@@ -52,7 +52,7 @@ def stand_by(world: World, spec_id: str, dx: float = -50.0) -> int:
 
 
 def test_the_chat_box_module_does_not_import_pygame() -> None:
-    code = "import sys, game.chat_box; sys.exit('pygame' in sys.modules)"
+    code = "import sys, game.ui.chat_box; sys.exit('pygame' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 import pytest
 
-from game.chat_box import ChatBox
-from game.session import Session
+from game.core.session import Session
 from game.sim.events import Trigger
 from game.sim.player import PlayerIntent
+from game.ui.chat_box import ChatBox
 from tests.unit.game.conftest import (
     CHAT,
     CHAT_REPLY,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from game.config import CONFIG_DIR, load_settings
-from game.settings import ConfigError
+from game.config.loader import ConfigError
+from game.config.settings import CONFIG_DIR, load_settings
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from ai import PromptSpec, ScriptedBackend, ScriptedConfig
+from game.core.session import Session
 from game.decisions.decider import TRAVELLER_RANGE, Decision
 from game.decisions.options import FETCH_RADIUS
-from game.session import Session
 from game.sim.orders import ActionKind
 from game.sim.ticks import DT
 from tests.unit.game.conftest import LEFT, STAY, npc_named

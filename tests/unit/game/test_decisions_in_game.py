@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ai import PromptSpec, ScriptedBackend
-from game.session import Session
+from game.core.session import Session
 from game.sim.events import ActionEnded, ActionStarted, GameEvent
 from tests.unit.game.conftest import FAST_TIMINGS, LEFT, STAY, npc_named, open_chat, player_id
 

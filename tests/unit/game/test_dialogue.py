@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from game.dialogue.bubbles import BubbleBoard
-from game.dialogue.dialogue import Dialogue
+from game.dialogue.bubble_board import BubbleBoard
 from game.dialogue.line_source import LineAsk, LineCut, LineEvent, TemplateLineSource
+from game.dialogue.speech import Dialogue
 from game.dialogue.templates import TemplateLines
 from game.sim.events import SpeechWanted, Trigger
 
@@ -116,7 +116,7 @@ def test_player_text_with_nothing_left_asks_nothing() -> None:
 
 def test_a_villager_remembers_what_the_traveller_asked_about_once_the_reply_shows() -> None:
     from game.app import build_village
-    from game.config import load_settings
+    from game.config.settings import load_settings
 
     settings = load_settings(overrides=("ai.model.backend=scripted", "game.dialogue.ai_mode=off"))
     village = build_village(settings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from game.loop import FixedStepLoop
+from game.core.loop import FixedStepLoop
 
 
 class FakeClock:

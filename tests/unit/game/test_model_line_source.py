@@ -26,9 +26,9 @@ from ai import (
     ScriptedConfig,
 )
 from ai.backend import StopCheck
+from game.core.session import Session
 from game.dialogue.line_source import LineAsk, LineReady
 from game.dialogue.validation import reach
-from game.session import Session
 from game.sim.events import NpcKnockedDown, SpeechWanted, Trigger
 from tests.unit.game.conftest import (
     CHAT,
@@ -75,7 +75,7 @@ def test_prepared_greeting_is_shown_in_the_tick_its_trigger_fires(
     assert list(village.dialogue.latency_ticks["greet"]) == [0]
     assert village.dialogue.board.text_of(marta) == ready.text
     assert village.dialogue.memories.of(marta).exchanges[-1].text == ready.text
-    assert source.greetings.report()["used"] == 1
+    assert source.greetings.report().used == 1
 
 
 # -- (b) failed predictions ------------------------------------------------------------
@@ -104,8 +104,8 @@ def test_prediction_that_fails_cancels_its_request(
     )
 
     report = source.greetings.report()
-    assert report["cancelled"] >= 1
-    assert report["used"] == report["ready"] == report["in_flight"] == 0
+    assert report.cancelled >= 1
+    assert report.used == report.ready == report.in_flight == 0
     assert source.runtime.metrics().cancelled >= 1
     wait_for(lambda: backend.stopped, "the held generation to stop")
     assert all(prompt.situation == GREETING for prompt in backend.stopped)
@@ -129,8 +129,8 @@ def test_unused_prepared_line_expires(
 
     assert village.tick == expires + 1
     report = source.greetings.report()
-    assert report["expired"] >= 1
-    assert report["used"] == 0
+    assert report.expired >= 1
+    assert report.used == 0
     assert tap.asked(marta, Trigger.GREET) is None
     assert tap.ready(marta) == []
 
@@ -156,10 +156,10 @@ def test_disrupted_prepared_line_is_dropped_without_a_rate_limited_retry(
 
     assert source.checker.stale["topic_changed"] == 1
     report = source.greetings.report()
-    assert report["stale"] == 1
+    assert report.stale == 1
     # A new prediction waits out the runtime's rate limit instead of being refused by it.
-    assert report["failed"] == 0
-    assert "rate_limited" not in source.report()["fallbacks"]
+    assert report.failed == 0
+    assert "rate_limited" not in source.report().fallbacks
     ((_, ready),) = tap.ready(marta)
     assert ready.origin != "prepared"
     assert prepared_text not in remembered(village)
@@ -335,7 +335,7 @@ def test_asks_while_the_model_loads_get_template_lines_at_once(
     assert (ready.origin, shown) == ("template", village.tick)
     assert ready.text
     assert source.template_while_loading >= 1
-    assert source.greetings.report()["issued"] == 0
+    assert source.greetings.report().issued == 0
     assert backend.generate_calls == 0
     assert all(e.origin == "template" for _, e in tap.out if isinstance(e, LineReady))
 
@@ -378,8 +378,8 @@ def test_a_model_that_cannot_load_degrades_to_template_lines(
     assert [(t, e.origin) for t, e in chat] == [(said, "template")]
     assert list(village.dialogue.latency_ticks["greet"]) == [0]
     assert {e.origin for _, e in tap.out if isinstance(e, LineReady)} == {"template"}
-    assert source.report()["load"] == "degraded"
-    assert source.greetings.report()["issued"] == 0
+    assert source.report().load == "degraded"
+    assert source.greetings.report().issued == 0
     assert village.ai.hud_stats()
     assert pip in village.world.npc_ids()
 
@@ -494,7 +494,7 @@ def test_greeting_asked_in_sync_mode_while_its_prediction_runs_is_shown(
     assert shown == village.tick
     assert ready.origin == "prepared"
     assert village.dialogue.board.text_of(marta) == ready.text
-    assert source.greetings.report()["used"] == 1
+    assert source.greetings.report().used == 1
 
 
 def test_wait_ready_waits_while_the_warm_up_is_only_queued(

@@ -28,7 +28,7 @@ from game.sim.snapshot import (  # noqa: E402
     WorldSnapshot,
     ZoneView,
 )
-from game.views import BubbleView, ChatView, HudView, LoadView  # noqa: E402
+from game.ui.views import BubbleView, ChatView, HudView, LoadView  # noqa: E402
 from tests.unit.render.scene import BESS_ID, PLAYER_ID, SCREEN, ShapeKind, WorldFactory  # noqa: E402
 
 

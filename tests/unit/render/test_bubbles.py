@@ -6,9 +6,9 @@ import pygame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.render.bubbles import GAP, THINKING_SIZE, BubbleArtist, stack_rects
+from game.render.bubble_artist import GAP, THINKING_SIZE, BubbleArtist, stack_rects
 from game.render.text import TextCache
-from game.views import BubbleView
+from game.ui.views import BubbleView
 
 BOUNDS = pygame.Rect(4, 4, 1272, 712)
 

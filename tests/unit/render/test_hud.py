@@ -12,7 +12,7 @@ from game.render.palette import EARTH
 from game.render.scenery import build_level_layer
 from game.render.text import TextCache
 from game.sim.snapshot import DecorView, LevelView, WorldSnapshot
-from game.views import HudView, LoadView
+from game.ui.views import HudView, LoadView
 
 EMPTY = WorldSnapshot(0, 0, (), (), ())
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pygame
 
-from game.render.crowd import PER_AREA, BubbleCrowd
+from game.render.bubble_choice import PER_AREA, BubbleCrowd
 from game.render.overlays import draw_edge_marker, layout_tags
 from game.render.text import TextCache
-from game.views import BubbleView
+from game.ui.views import BubbleView
 
 
 def measure(name: str) -> tuple[int, int]:

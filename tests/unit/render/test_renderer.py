@@ -12,7 +12,7 @@ import pytest
 from game.render.renderer import Renderer, screenshot
 from game.render.shapes import blend, lerp_angle
 from game.sim.snapshot import LevelView
-from game.views import BubbleView, HudView
+from game.ui.views import BubbleView, HudView
 from tests.unit.render.scene import BESS_ID, PLAYER_ID, SCREEN, WorldFactory
 
 

@@ -9,7 +9,7 @@ import pytest
 from game.sim.cast import load_cast
 from game.sim.events import ActionEnded, ActionStarted, GameEvent
 from game.sim.level import load_level
-from game.sim.npc import NpcState
+from game.sim.npc_states import NpcState
 from game.sim.orders import ActionKind, Order
 from game.sim.player import PlayerIntent
 from game.sim.villager import Villager

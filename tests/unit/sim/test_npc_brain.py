@@ -5,15 +5,11 @@ from __future__ import annotations
 import random
 
 from game.sim.events import NpcGotUp, NpcKnockedDown, NpcTransitioned, SpeechWanted, Trigger
-from game.sim.npc import (
-    NpcBrain,
-    NpcState,
-    Percept,
-    Routine,
-    Stimulus,
-    StimulusKind,
-    Tuning,
-)
+from game.sim.npc import NpcBrain
+from game.sim.npc_states import NpcState
+from game.sim.routine import Routine
+from game.sim.senses import Percept, Stimulus, StimulusKind
+from game.sim.tuning import Tuning
 
 PLAYER = 1
 NPC = 2

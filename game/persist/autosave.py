@@ -2,7 +2,7 @@
 
 Every ``interval_s`` of play (and once more on quit) the tick copies what villagers
 remember, the errand tallies and the player's position into a :class:`SaveState`,
-which the :class:`~game.save.Saver` thread writes in one SQLite transaction.
+which the :class:`~game.persist.saver.Saver` thread writes in one SQLite transaction.
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ import logging
 import time
 from collections import Counter
 
+from game.core.stats import ms_quantiles
 from game.dialogue.memory import Memories
-from game.save import Saver, SaveState
+from game.headless.report import SaveReport
+from game.persist.saver import Saver
+from game.persist.store import SaveState
 from game.sim.world import World
-from game.stats import summarize_ms
 
 logger = logging.getLogger(__name__)
 
@@ -90,11 +92,11 @@ class Autosave:
         self.save()
         self._saver.close()
 
-    def report(self) -> dict[str, object]:
+    def report(self) -> SaveReport:
         """Save figures for the headless report."""
-        return {
-            "saves": self._saver.saves,
-            "capture_ms": summarize_ms(self.capture_ms),
-            "write_ms": summarize_ms(self._saver.write_ms),
-            "error": self._saver.error,
-        }
+        return SaveReport(
+            saves=self._saver.saves,
+            capture_ms=ms_quantiles(self.capture_ms),
+            write_ms=ms_quantiles(self._saver.write_ms),
+            error=self._saver.error,
+        )

@@ -2,26 +2,48 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from collections.abc import Iterator, Sequence
 
-from ai.metrics import summarize
+from ai.metrics import Percentiles, summarize
+from game.headless.report import Quantiles, RateQuantiles, TickQuantiles
 
 # The last ten minutes of ticks at 60 Hz: percentiles describe what a player sees now,
 # and a session that runs for days keeps the same few hundred kilobytes.
 RECENT_TICKS = 36_000
 
 
-def summarize_ms(samples: Sequence[float]) -> dict[str, float]:
+def quantiles(p: Percentiles, scale: float = 1.0, digits: int = 3) -> Quantiles:
+    """p50/p95/p99/max times ``scale`` (1000 turns seconds into ms), rounded."""
+    return Quantiles(
+        round(p.p50 * scale, digits),
+        round(p.p95 * scale, digits),
+        round(p.p99 * scale, digits),
+        round(p.max * scale, digits),
+    )
+
+
+def rate_quantiles(p: Percentiles) -> RateQuantiles:
+    """p50/p95 of a rate, to one decimal."""
+    return RateQuantiles(round(p.p50, 1), round(p.p95, 1))
+
+
+def ms_quantiles(samples: Sequence[float]) -> Quantiles:
     """p50/p95/p99/max of millisecond samples (zeros when empty)."""
-    return summarize(samples).as_dict(digits=4)
+    return quantiles(summarize(samples), digits=4)
 
 
-def summarize_ticks(samples: Sequence[int]) -> dict[str, float]:
+def tick_quantiles(samples: Sequence[int]) -> TickQuantiles:
     """p50/p95/max of tick counts (zeros when empty)."""
     p = summarize(samples)
-    return {"p50": p.p50, "p95": p.p95, "max": float(p.max)}
+    return TickQuantiles(p.p50, p.p95, float(p.max))
+
+
+def summarize_ms(samples: Sequence[float]) -> dict[str, float]:
+    """:func:`ms_quantiles` as a JSON object, for the tools' own reports."""
+    return summarize(samples).as_dict(digits=4)
 
 
 class RecentSamples:
@@ -51,11 +73,9 @@ class RecentSamples:
         """The most recent sample, or 0 before the first."""
         return self._recent[-1] if self._recent else 0.0
 
-    def summary(self) -> dict[str, float]:
+    def summary(self) -> Quantiles:
         """p50/p95/p99 of the recent samples and the lifetime maximum, rounded."""
-        out = summarize_ms(list(self._recent))
-        out["max"] = round(self.max, 4)
-        return out
+        return dataclasses.replace(ms_quantiles(list(self._recent)), max=round(self.max, 4))
 
     def __iter__(self) -> Iterator[float]:
         return iter(self._recent)

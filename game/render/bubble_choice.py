@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from game.views import BubbleView
+from game.ui.views import BubbleView
 
 AREA = (200.0, 150.0)
 """Bubbles whose speakers stand closer than this (screen px, x and y) share an area."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from game.views import BubbleKind, BubbleView
+from game.ui.views import BubbleKind, BubbleView
 
 _FADE_TICKS = 20
 

@@ -11,10 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
 from ai import sanitize_player_text
-from game.dialogue.bubbles import BubbleBoard
+from game.core.stats import RecentSamples, tick_quantiles
+from game.dialogue.bubble_board import BubbleBoard
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineCut, LinePartial, LineReady, LineSource
 from game.dialogue.memory import PLAYER_SPEAKER, Memories
+from game.headless.report import LineLatency, LinesReport
 from game.sim.events import (
     ErrandCompleted,
     GameEvent,
@@ -23,8 +25,7 @@ from game.sim.events import (
     SpeechWanted,
     Trigger,
 )
-from game.stats import RecentSamples, summarize_ticks
-from game.views import BubbleKind, BubbleView
+from game.ui.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)
 
@@ -204,26 +205,22 @@ class Dialogue:
         shown = sum(self.shown.values())
         return (("lines asked", str(sum(self.asked.values()))), ("lines shown", str(shown)))
 
-    def report(self) -> dict[str, object]:
+    def report(self) -> LinesReport:
         """Counts for the headless report."""
-        return {
-            "asked": dict(self.asked),
-            "shown": dict(self.shown),
-            "remembered": self.memories.lines_remembered(),
-        }
+        return LinesReport(dict(self.asked), dict(self.shown), self.memories.lines_remembered())
 
-    def latency_report(self) -> dict[str, object]:
+    def latency_report(self) -> LineLatency:
         """How soon lines appeared after they were asked for, and the AI's cost per tick."""
         greetings = list(self.latency_ticks.get(Trigger.GREET.value, ()))
         all_latency = [t for ticks in self.latency_ticks.values() for t in ticks]
-        return {
-            "encounters": self.asked[Trigger.GREET.value],
-            "encounters_shown": len(greetings),
-            "encounter_latency_ticks": summarize_ticks(greetings),
-            "greetings_within_1_tick": sum(1 for t in greetings if t <= 1),
-            "line_latency_ticks": summarize_ticks(all_latency),
-            "main_thread_ai_ms": self.ai_ms.summary(),
-        }
+        return LineLatency(
+            encounters=self.asked[Trigger.GREET.value],
+            encounters_shown=len(greetings),
+            encounter_latency_ticks=tick_quantiles(greetings),
+            greetings_within_1_tick=sum(1 for t in greetings if t <= 1),
+            line_latency_ticks=tick_quantiles(all_latency),
+            main_thread_ai_ms=self.ai_ms.summary(),
+        )
 
     def close(self) -> None:
         """Release the line source."""

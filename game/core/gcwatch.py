@@ -6,6 +6,8 @@ import gc
 import time
 from typing import Any
 
+from game.headless.report import GcPauses, GcReport
+
 
 class GcWatch:
     """Records how long each collection took, by generation, through ``gc.callbacks``."""
@@ -29,12 +31,12 @@ class GcWatch:
                 (time.perf_counter() - self._start) * 1e3
             )
 
-    def summary(self) -> dict[str, dict[str, float]]:
+    def summary(self) -> GcReport:
         """Count and longest pause for each generation."""
-        return {
-            f"gen{gen}": {"count": len(p), "max_ms": round(max(p, default=0.0), 3)}
-            for gen, p in self.pauses_ms.items()
-        }
+        gen0, gen1, gen2 = (
+            GcPauses(len(p), round(max(p, default=0.0), 3)) for p in self.pauses_ms.values()
+        )
+        return GcReport(gen0, gen1, gen2)
 
 
 def settle_heap() -> None:

@@ -1,4 +1,5 @@
-"""The desktop window: events in, fixed-step simulation, interpolated drawing out."""
+"""The desktop window: events in, fixed-step simulation, interpolated drawing out; and
+opening it, with the fonts checked first."""
 
 from __future__ import annotations
 
@@ -12,18 +13,23 @@ from pathlib import Path
 
 import pygame
 
-from game.chat_box import ChatBox
-from game.config import GameConfig
+from game.assets import AssetError
+from game.cli import EXIT_OK, fail
+from game.config.settings import GameConfig
+from game.core.gcwatch import settle_heap
+from game.core.loop import FixedStepLoop
+from game.core.session import Session
+from game.core.shutdown import StopRequest
 from game.input.controls import Controls
 from game.input.keys import Action, pressed
-from game.loop import FixedStepLoop
-from game.pause_menu import PauseMenu
 from game.render.renderer import Renderer, screenshot
-from game.session import Session
+from game.render.text import BOLD_FONT, REGULAR_FONT
 from game.sim.player import PlayerIntent
 from game.sim.snapshot import WorldSnapshot
 from game.sim.ticks import HZ
-from game.views import CheerView, HudView
+from game.ui.chat_box import ChatBox
+from game.ui.pause_menu import PauseMenu
+from game.ui.views import CheerView, HudView
 
 logger = logging.getLogger(__name__)
 
@@ -282,3 +288,63 @@ class GameWindow:
 
     def _say(self, text: str) -> None:
         self.toast, self.toast_until = text, self.now() + 2.5
+
+
+def run_window(
+    village: Session,
+    config: GameConfig,
+    stop: StopRequest,
+    *,
+    frames: int = 0,
+    screenshot_path: Path | None = None,
+    launched_at: float | None = None,
+) -> int:
+    """Open the window and play until the player quits (or ``frames`` frames, or ``stop``).
+
+    Returns the exit code: 2 when the fonts are damaged or no window can be opened.
+    """
+    # Only what the window needs: ``pygame.init()`` also probes audio, which costs about
+    # 100 ms at startup (longer on machines without a sound card) for sound we never play.
+    try:
+        pygame.display.init()
+        pygame.font.init()
+        check_fonts((REGULAR_FONT, BOLD_FONT))
+    except AssetError as exc:
+        pygame.quit()
+        return fail(str(exc))
+    except pygame.error:
+        pass  # no display: reported just below, where the window is opened
+    try:
+        window = GameWindow(village, config, launched_at=launched_at)
+    except pygame.error as exc:
+        pygame.quit()
+        return fail(
+            f"cannot open a window ({exc}); on a machine without a display, run with --headless"
+        )
+
+    def finish_frame() -> None:
+        window.running = False
+
+    stop.on_stop(finish_frame)
+    try:
+        settle_heap()
+        window.run(max_frames=frames, screenshot_path=screenshot_path)
+    finally:
+        pygame.quit()
+    return EXIT_OK
+
+
+def check_fonts(paths: tuple[Path, ...]) -> None:
+    """Open each bundled font that exists, so a corrupt one stops the game with one line.
+
+    A missing font is fine (pygame's default font stands in); a damaged one would
+    otherwise fail at the first frame. Needs ``pygame.font.init()``. Raises AssetError.
+    """
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            # Opening succeeds on garbage; measuring text is what touches the glyphs.
+            pygame.font.Font(path, 12).size("Zerostall")
+        except (pygame.error, OSError, ValueError) as exc:
+            raise AssetError(f"{path}: cannot load font: {exc}") from None

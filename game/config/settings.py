@@ -8,9 +8,9 @@ from typing import Any, Literal
 
 from ai.config import AiConfig
 from game.assets import ASSETS_DIR
-from game.settings import ConfigError, apply_override, build, read_toml
+from game.config.loader import ConfigError, apply_override, build, read_toml
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 #: ``ai.model.adapter = "village"`` names the adapter shipped with the game.
 VILLAGE_ADAPTER = "village"
 VILLAGE_ADAPTER_PATH = ASSETS_DIR / "models" / "village-lora.gguf"

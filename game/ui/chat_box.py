@@ -11,7 +11,7 @@ import logging
 from typing import Protocol
 
 from game.sim.status import NpcStatus, PlayerStatus
-from game.views import ChatView
+from game.ui.views import ChatView
 
 logger = logging.getLogger(__name__)
 

@@ -7,14 +7,14 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
+from game.core.stats import RecentSamples
 from game.decisions.decider import Decider
-from game.dialogue.dialogue import Dialogue
 from game.dialogue.line_source import SourceStatus
+from game.dialogue.speech import Dialogue
 from game.sim.events import ErrandCompleted, GameEvent, NpcTransitioned
 from game.sim.player import PlayerIntent
 from game.sim.ticks import DT
 from game.sim.world import World
-from game.stats import RecentSamples
 
 Clock = Callable[[], float]
 
@@ -88,10 +88,6 @@ class Session:
     def last_tick_ms(self) -> float:
         """How long the most recent tick took to process."""
         return self.tick_ms.last()
-
-    def ai_report(self) -> dict[str, object]:
-        """The report's ``ai`` section: the source's figures and the latency the game saw."""
-        return {**self.ai.report(), **self.dialogue.latency_report()}
 
     def close(self) -> None:
         """Release the dialogue's line source (and with it any model thread)."""

@@ -1,76 +1,28 @@
 """Saves in SQLite: what villagers remember, errand progress and where the player stands.
 
-One file per save (WAL mode), written in one transaction by a background thread so the
-tick only copies a few small records. The schema is versioned (``PRAGMA user_version``)
-and migrated forward on open; the file carries an application id so a foreign database
-is recognised. A damaged or foreign file is moved aside, never overwritten, and the game
-starts fresh with one clear message.
+One file per save (WAL mode), written in one transaction (by :mod:`game.persist.saver`'s
+thread, so the tick only copies a few small records). A damaged or foreign file is moved
+aside, never overwritten, and the game starts fresh with one clear message.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import math
 import os
 import shutil
 import sqlite3
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from game.dialogue.memory import MemoryRecord as SavedMemory
+from game.persist.lock import lock_save
+from game.persist.save_schema import ForeignSaveError, prepare
 
 logger = logging.getLogger(__name__)
-
-SCHEMA_VERSION = 3
-APPLICATION_ID = 0x5A535631  # "ZSV1"
-DATA_DIR_ENV = "ZEROSTALL_DATA_DIR"
-
-#: The first schema, kept so the migration from it can be tested.
-SCHEMA_V1 = (
-    "CREATE TABLE memory (npc TEXT PRIMARY KEY, lines TEXT NOT NULL, facts TEXT NOT NULL)",
-    "CREATE TABLE errand (id TEXT PRIMARY KEY, progress INTEGER NOT NULL, done INTEGER NOT NULL)",
-)
-#: Steps from version N to N + 1, each run in the transaction that bumps the version.
-MIGRATIONS: Mapping[int, tuple[str, ...]] = {
-    1: (
-        "ALTER TABLE memory ADD COLUMN summary TEXT NOT NULL DEFAULT ''",
-        "CREATE TABLE player (id INTEGER PRIMARY KEY CHECK (id = 1), x REAL NOT NULL,"
-        " y REAL NOT NULL)",
-        "CREATE TABLE info (id INTEGER PRIMARY KEY CHECK (id = 1), saves INTEGER NOT NULL,"
-        " tick INTEGER NOT NULL, saved_at REAL NOT NULL)",
-    ),
-    2: ("ALTER TABLE memory ADD COLUMN attitude INTEGER NOT NULL DEFAULT 0",),
-}
-
-
-def default_save_path() -> Path:
-    """``$ZEROSTALL_DATA_DIR``, else ``$XDG_DATA_HOME/zerostall``, else ~/.local/share."""
-    env = os.environ.get(DATA_DIR_ENV, "")
-    if env:
-        return Path(env).expanduser() / "save.sqlite3"
-    xdg = os.environ.get("XDG_DATA_HOME", "")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "zerostall" / "save.sqlite3"
-
-
-def start_new(path: Path) -> None:
-    """``--new``: keep the current save as ``<name>.previous`` so the new game starts empty."""
-    previous = path.with_name(path.name + ".previous")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _lock(path).close()  # never while another game has the save open
-    for suffix in ("", "-wal", "-shm"):
-        source = Path(f"{path}{suffix}")
-        target = Path(f"{previous}{suffix}")
-        if source.exists():
-            os.replace(source, target)
-        elif target.exists():
-            target.unlink()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +45,7 @@ class SaveStore:
         self.dropped: list[str] = []
         """What the last ``load`` left out, one entry per damaged row."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = _lock(path)
+        self._lock = lock_save(path)
         try:
             self._db = self._open()
         except sqlite3.OperationalError as exc:
@@ -101,7 +53,7 @@ class SaveStore:
             # file is kept as it is, for the next start.
             self._lock.close()
             raise SaveUnavailableError(_cause(exc, path.parent)) from exc
-        except (sqlite3.DatabaseError, _ForeignError) as exc:
+        except (sqlite3.DatabaseError, ForeignSaveError) as exc:
             self.moved_aside = self._move_aside()
             logger.warning(
                 "save file %s is unusable (%s); moved it to %s and started fresh",
@@ -114,7 +66,7 @@ class SaveStore:
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
-            _prepare(db)
+            prepare(db)
         except BaseException:
             db.close()
             raise
@@ -244,26 +196,6 @@ def _cause(exc: sqlite3.Error, folder: Path) -> str:
     return text
 
 
-class SaveInUseError(OSError):
-    """Another running game holds this save; the message is meant for a human."""
-
-
-def _lock(path: Path) -> IO[bytes]:
-    """Take the save's advisory lock (a ``.lock`` file beside it) for as long as it is open.
-
-    Two games on one save would interleave their commits and the second would overwrite
-    the first's memories; the second gets ``SaveInUseError`` instead. The lock goes with
-    the process, so a game that was killed never leaves a stale one behind.
-    """
-    handle = open(path.with_name(path.name + ".lock"), "ab")  # noqa: SIM115 - held open
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise SaveInUseError(f"{path} is in use by another running game") from None
-    return handle
-
-
 def _summary_json(memory: SavedMemory) -> str:
     """The summary's parts as stored: how many lines left the window, and their topics."""
     if not memory.older and not memory.topics:
@@ -333,123 +265,3 @@ def _finite(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{value!r} is not a finite number")
     return float(value)
-
-
-class _ForeignError(Exception):
-    """The file is a database, but not a save of this game (or from a newer version)."""
-
-
-def _prepare(db: sqlite3.Connection) -> None:
-    """Check the file is ours and healthy, create or migrate the schema. Raises on damage."""
-    check = db.execute("PRAGMA quick_check").fetchone()
-    if check is None or check[0] != "ok":
-        raise sqlite3.DatabaseError(f"integrity check failed: {check}")
-    app_id = db.execute("PRAGMA application_id").fetchone()[0]
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-    if app_id != APPLICATION_ID and (app_id != 0 or tables):
-        raise _ForeignError("not a Zerostall save")
-    if version > SCHEMA_VERSION:
-        raise _ForeignError(f"saved by a newer version (schema {version})")
-    db.execute("PRAGMA journal_mode = WAL")
-    db.execute("PRAGMA synchronous = NORMAL")
-    if tables == 0:
-        db.execute("BEGIN IMMEDIATE")
-        db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        for statement in SCHEMA_V1:
-            db.execute(statement)
-        db.execute("PRAGMA user_version = 1")
-        db.execute("COMMIT")
-        version = 1
-    migrate(db, version)
-
-
-def migrate(db: sqlite3.Connection, version: int) -> None:
-    """Apply every migration from ``version`` up to :data:`SCHEMA_VERSION`."""
-    while version < SCHEMA_VERSION:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in MIGRATIONS[version]:
-                db.execute(statement)
-            version += 1
-            db.execute(f"PRAGMA user_version = {version}")
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        logger.info("save file migrated to schema %d", version)
-
-
-class Saver:
-    """Writes states on its own thread; ``submit`` only hands over the latest one.
-
-    If a write is still running when the next state arrives, the newer state replaces
-    the waiting one: a save is a whole snapshot, so nothing is lost by skipping one.
-    """
-
-    def __init__(self, store: SaveStore) -> None:
-        self._store = store
-        self._cond = threading.Condition()
-        self._pending: SaveState | None = None
-        self._closing = False
-        self.saves = 0
-        self.write_ms: list[float] = []
-        self.error: str | None = None
-        self._thread = threading.Thread(target=self._run, name="saver", daemon=False)
-        self._thread.start()
-
-    def submit(self, state: SaveState) -> None:
-        """Queue ``state`` for writing; never blocks on the disk."""
-        with self._cond:
-            self._pending = state
-            self._cond.notify()
-
-    def close(self) -> None:
-        """Write what is pending, stop the thread and close the file."""
-        with self._cond:
-            self._closing = True
-            self._cond.notify()
-        self._thread.join()
-        self._store.close()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while self._pending is None and not self._closing:
-                    self._cond.wait()
-                state, self._pending = self._pending, None
-                closing = self._closing
-            if state is not None:
-                self._write(state)
-            if closing and state is None:
-                return
-
-    def _write(self, state: SaveState) -> None:
-        begin = time.perf_counter()
-        try:
-            self.saves = self._store.write(state)
-        except (sqlite3.Error, SaveUnavailableError) as exc:
-            if self.error is None:
-                logger.error("cannot save to %s: %s", self._store.path, exc)
-            self.error = str(exc)
-            return
-        self.write_ms.append((time.perf_counter() - begin) * 1000.0)
-        logger.debug("save %d committed: %s", self.saves, state_digest(state))
-
-
-def state_digest(state: SaveState) -> str:
-    """A short hash of a state's content, to compare a save with what was written."""
-    import hashlib
-
-    payload = json.dumps(
-        [
-            sorted(
-                (k, list(m.lines), list(m.facts), m.older, list(m.topics), m.attitude)
-                for k, m in state.memories.items()
-            ),
-            sorted((k, list(v)) for k, v in state.errands.items()),
-            state.player,
-            state.tick,
-        ]
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]

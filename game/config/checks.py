@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 
-from game.config import Settings
+from game.config.settings import Settings
 
 logger = logging.getLogger(__name__)
 

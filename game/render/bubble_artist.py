@@ -17,7 +17,7 @@ import pygame
 
 from game.render.palette import Rgb, mix
 from game.render.text import TextCache
-from game.views import BubbleKind, BubbleView
+from game.ui.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)
 
