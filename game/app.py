@@ -12,8 +12,8 @@ from ai import (
     AiConfig,
     Backend,
     FallbackSource,
+    LineRuntime,
     LlamaBackend,
-    Router,
     ScriptedBackend,
     build_router,
 )
@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 
 #: Builds the model runtime from its settings, backend and fallback; ``build_router``
 #: unless a benchmark swaps in a peer design.
-RuntimeFactory = Callable[[AiConfig, Backend, FallbackSource], Router]
+RuntimeFactory = Callable[[AiConfig, Backend, FallbackSource], LineRuntime]
 
 
 def run(options: Options, runtime_factory: RuntimeFactory = build_router) -> int:
