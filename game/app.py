@@ -147,10 +147,14 @@ def build_village(
     )
     specs = {npc_id: _spec(world, npc_id) for npc_id in world.npc_ids()}
     names = {npc_id: spec.name for npc_id, spec in specs.items()}
-    templates = TemplateLines(
-        {npc_id: spec.templates for npc_id, spec in specs.items()}, names, seed=world_config.seed
-    )
     memories = Memories()
+    templates = TemplateLines(
+        {npc_id: spec.templates for npc_id, spec in specs.items()},
+        names,
+        seed=world_config.seed,
+        cold={npc_id: spec.cold_lines for npc_id, spec in specs.items()},
+        attitude_of=lambda npc_id: memories.of(npc_id).attitude,
+    )
     disruptions = Disruptions(world)
     dialogue_config = settings.game.dialogue
     source: LineSource

@@ -4,7 +4,7 @@ runtime's fallback that hands them out."""
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ai import LineRequest
 from game.dialogue.validation import LineSnapshot
@@ -31,21 +31,37 @@ class TemplateLines:
 
     Each (speaker, trigger) pair walks its own shuffled deck, so a fallback that fires
     again and again still varies: players notice the same line twice in a row at once.
+    A villager wary of the traveller (``attitude_of`` below zero) greets and says
+    goodbye from their ``cold`` lines, where they have them.
     """
 
-    def __init__(self, templates: Mapping[int, Templates], names: Mapping[int, str], seed: int):
+    def __init__(
+        self,
+        templates: Mapping[int, Templates],
+        names: Mapping[int, str],
+        seed: int,
+        cold: Mapping[int, Templates] | None = None,
+        attitude_of: Callable[[int], int] | None = None,
+    ):
         self._templates = templates
+        self._cold = cold or {}
+        self._attitude_of = attitude_of
         self._names = names
         self._rng = random.Random(seed)
-        self._decks: dict[tuple[int, Trigger], list[str]] = {}
-        self._last: dict[tuple[int, Trigger], str] = {}
+        self._decks: dict[tuple[int, Trigger, bool], list[str]] = {}
+        self._last: dict[tuple[int, Trigger, bool], str] = {}
 
     def line(self, npc_id: int, trigger: Trigger, listener: str = "friend") -> str:
         """Return the next template line for ``npc_id`` reacting to ``trigger``."""
-        key = (npc_id, trigger)
+        cold_lines = self._cold.get(npc_id, {}).get(trigger)
+        wary = bool(cold_lines) and self._attitude_of is not None and self._attitude_of(npc_id) < 0
+        key = (npc_id, trigger, wary)
         deck = self._decks.get(key)
         if not deck:
-            options = self._templates.get(npc_id, {}).get(trigger) or _GENERIC[trigger]
+            if wary and cold_lines:
+                options = cold_lines
+            else:
+                options = self._templates.get(npc_id, {}).get(trigger) or _GENERIC[trigger]
             deck = list(options)
             self._rng.shuffle(deck)
             if len(deck) > 1 and deck[-1] == self._last.get(key):

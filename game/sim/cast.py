@@ -56,6 +56,10 @@ class NpcSpec:
         default_factory=lambda: MappingProxyType({}), hash=False, compare=False
     )
     facts: tuple[Fact, ...] = ()
+    cold_lines: Mapping[Trigger, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False, compare=False
+    )
+    """Greetings and farewells for when the villager is wary of the traveller."""
 
     @property
     def templates(self) -> Mapping[Trigger, tuple[str, ...]]:
@@ -118,6 +122,7 @@ def parse_cast(raw: Mapping[str, object], path: Path) -> Cast:
                 lines=_lines(r, table, where),
                 openers=_openers(r, table, where),
                 facts=_facts(r, table.get("facts", []), f"{where}.facts"),
+                cold_lines=_cold_lines(r, table, where),
             )
         )
     return Cast(tuple(specs), _facts(r, raw.get("fact", []), "fact"))
@@ -159,18 +164,35 @@ def _facts(r: Reader, value: object, where: str) -> tuple[Fact, ...]:
     return tuple(out)
 
 
+COLD_TRIGGERS = (Trigger.GREET, Trigger.FAREWELL)
+"""The triggers a wary villager has lines of their own for."""
+
+
 def _lines(r: Reader, table: Mapping[str, object], where: str) -> Mapping[Trigger, tuple[str, ...]]:
-    lines_table = r.table(r.get(table, "lines", where), f"{where}.lines")
-    known = {t.value for t in Trigger}
+    return _line_table(r, r.get(table, "lines", where), f"{where}.lines", tuple(Trigger))
+
+
+def _cold_lines(
+    r: Reader, table: Mapping[str, object], where: str
+) -> Mapping[Trigger, tuple[str, ...]]:
+    """Optional lines for a wary villager; when given, every cold trigger needs its set."""
+    if "cold_lines" not in table:
+        return MappingProxyType({})
+    return _line_table(r, table["cold_lines"], f"{where}.cold_lines", COLD_TRIGGERS)
+
+
+def _line_table(
+    r: Reader, raw: object, where: str, triggers: tuple[Trigger, ...]
+) -> Mapping[Trigger, tuple[str, ...]]:
+    lines_table = r.table(raw, where)
+    known = {t.value for t in triggers}
     for key in lines_table:
         if key not in known:
-            raise r.fail(
-                f"{where}.lines.{key}", f"unknown trigger (known: {', '.join(sorted(known))})"
-            )
+            raise r.fail(f"{where}.{key}", f"unknown trigger (known: {', '.join(sorted(known))})")
     out: dict[Trigger, tuple[str, ...]] = {}
-    for trigger in Trigger:
-        key = f"{where}.lines.{trigger.value}"
-        values = r.items(r.get(lines_table, trigger.value, f"{where}.lines"), key)
+    for trigger in triggers:
+        key = f"{where}.{trigger.value}"
+        values = r.items(r.get(lines_table, trigger.value, where), key)
         if len(values) < MIN_LINES_PER_TRIGGER:
             raise r.fail(key, f"needs at least {MIN_LINES_PER_TRIGGER} lines, got {len(values)}")
         for j, line in enumerate(values):

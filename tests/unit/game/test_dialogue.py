@@ -6,6 +6,7 @@ from game.dialogue.bubble_board import BubbleBoard
 from game.dialogue.line_source import LineAsk, LineCut, LineEvent, TemplateLineSource
 from game.dialogue.speech import Dialogue
 from game.dialogue.templates import TemplateLines
+from game.sim.cast import load_cast
 from game.sim.events import SpeechWanted, Trigger
 
 
@@ -19,6 +20,26 @@ def test_template_lines_cycle_without_repeating_back_to_back() -> None:
     picks = [templates.line(7, Trigger.GREET, "traveller") for _ in range(30)]
     assert all(a != b for a, b in zip(picks, picks[1:], strict=False))
     assert set(picks) == {"Hi traveller!", "Morning.", "Well met."}
+
+
+def test_a_wary_villager_greets_and_says_goodbye_coldly() -> None:
+    lines = {7: {Trigger.GREET: ("Morning!",), Trigger.HIT: ("Ow!",)}}
+    cold = {7: {Trigger.GREET: ("Oh. You.",), Trigger.FAREWELL: ("Go, then.",)}}
+    attitude = {7: 0}
+    templates = TemplateLines(lines, {7: "Bess"}, 1, cold, lambda npc: attitude[npc])
+    assert templates.line(7, Trigger.GREET) == "Morning!"
+    attitude[7] = -1
+    assert templates.line(7, Trigger.GREET) == "Oh. You."
+    assert templates.line(7, Trigger.FAREWELL) == "Go, then."
+    assert templates.line(7, Trigger.HIT) == "Ow!"  # no cold lines for it
+    attitude[7] = 1
+    assert templates.line(7, Trigger.GREET) == "Morning!"
+
+
+def test_every_villager_has_cold_greetings_and_farewells() -> None:
+    for spec in load_cast().npcs:
+        assert set(spec.cold_lines) == {Trigger.GREET, Trigger.FAREWELL}, spec.id
+        assert not set(spec.cold_lines[Trigger.GREET]) & set(spec.lines[Trigger.GREET])
 
 
 def test_template_lines_fall_back_to_generic_lines() -> None:

@@ -167,6 +167,13 @@ def test_bad_openers_and_facts_are_reported(tmp_path: Path) -> None:
     with pytest.raises(AssetError, match="unknown trigger"):
         parse_cast(raw, tmp_path / "cast.toml")
     raw["villager"][0]["openers"] = {}
+    raw["villager"][0]["cold_lines"] = {"greet": ["a", "b"], "hit": ["c", "d"]}
+    with pytest.raises(AssetError, match=r"cold_lines\.hit: unknown trigger"):
+        parse_cast(raw, tmp_path / "cast.toml")
+    raw["villager"][0]["cold_lines"] = {"greet": ["a", "b"]}
+    with pytest.raises(AssetError, match=r"cold_lines"):
+        parse_cast(raw, tmp_path / "cast.toml")  # a farewell set is needed too
+    del raw["villager"][0]["cold_lines"]
     raw["villager"][0]["facts"] = [{"about": [], "text": "t"}]
     with pytest.raises(AssetError, match="about"):
         parse_cast(raw, tmp_path / "cast.toml")
