@@ -45,8 +45,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.support.loopback import LlamaServer  # noqa: E402
 from tools.bubble_audit import audit  # noqa: E402
-from tools.loopback import LlamaServer  # noqa: E402
 
 MODES = ("off", "async", "sync", "plain", "async-busy", "plain-busy")
 SCENARIOS = ("village", "ambush", "crowd")

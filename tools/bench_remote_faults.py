@@ -27,8 +27,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.support.loopback import StubServer, completion_chunk  # noqa: E402
 from tools.bench import machine, run_game  # noqa: E402
-from tools.loopback import StubServer, completion_chunk  # noqa: E402
 
 HUGE_LINE = b'data: {"choices": [{"text": "' + b"a" * 10_000_000 + b'", "index": 0}]}\n\n'
 BAD_UTF8 = b'data: {"choices": [{"text": "Morning! Good \xff\xfe bread here.", "index": 0}]}\n\n'

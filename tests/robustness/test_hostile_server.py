@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.loopback import StubServer
 from tools.bench_remote_faults import bad_utf8, huge
-from tools.loopback import StubServer
 
 TICKS = 600
 
