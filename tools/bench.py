@@ -7,7 +7,7 @@ beside the loop sees what a player's game would see. The modes:
 - ``off``: template lines only, no model;
 - ``async``: the game's ``AiRuntime`` (zero stall); ``sync``: the naive baseline;
 - ``plain``: the same game served by the textbook design, the simplest peer
-  (``tools/plain_runtime.py``: a ``queue.Queue``, one worker thread calling
+  (``tools/peers/plain_runtime.py``: a ``queue.Queue``, one worker thread calling
   ``Llama.create_completion(stream=True)``, a task queue drained every tick);
 - ``async-busy`` and ``plain-busy``: the same two with the worker kept generating back
   to back by filler lines the game never sees, so it is busy the whole time, not only

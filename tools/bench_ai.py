@@ -50,7 +50,7 @@ from ai import (  # noqa: E402
 )
 from ai.metrics import Percentiles, summarize  # noqa: E402
 from ai.prompt import build_completion_prompt  # noqa: E402
-from tools.plain_runtime import completion_stream, load_llama  # noqa: E402
+from tools.peers.plain_runtime import completion_stream, load_llama  # noqa: E402
 
 TICK_S = 1.0 / 60.0
 WORK_S = 0.002

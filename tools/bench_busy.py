@@ -13,7 +13,7 @@ the whole time. Modes run in interleaved blocks, so machine noise hits them alik
 - ``runtime@X``: ``runtime`` with ``sys.setswitchinterval(X)``, for each X given in
   ``--switch-intervals``, so switch intervals are compared within one run;
 - ``subprocess``: the prototype alternative, the same backend in a child process
-  (``tools/subprocess_worker.py``), lines coming back whole through a pipe.
+  (``tools/peers/subprocess_worker.py``), lines coming back whole through a pipe.
 
 The switch interval is process-wide, so it is set at the start of every block: Python's
 default for ``off``, ``plain`` and ``subprocess`` (the textbook design does not touch
@@ -251,8 +251,8 @@ def main() -> int:
     from game.gcwatch import settle_heap
     from game.input.bot import Bot
     from tools.bench_ai import prompt_spec
-    from tools.plain_runtime import completion_stream, load_llama
-    from tools.subprocess_worker import SubprocessWorker, prototype_report, rss_mb
+    from tools.peers.plain_runtime import completion_stream, load_llama
+    from tools.peers.subprocess_worker import SubprocessWorker, prototype_report, rss_mb
 
     settings = load_settings(
         CONFIG_DIR, ('game.dialogue.ai_mode="off"', f'game.headless.scenario="{args.scenario}"')

@@ -1,8 +1,8 @@
 """Run the headless game exactly as ``python -m game`` does, on a chosen runtime design.
 
 ``--runtime ai`` is the game's own (``build_router`` over ``AiRuntime``); ``--runtime
-plain`` is the textbook peer (``tools.plain_runtime.PlainRuntime``). ``--back-to-back``
-(``tools/back_to_back.py``) keeps the worker generating the whole time with filler lines
+plain`` is the textbook peer (``tools.peers.plain_runtime.PlainRuntime``). ``--back-to-back``
+(``tools/peers/back_to_back.py``) keeps the worker generating the whole time with filler lines
 the game never sees. Every other flag is the game's.
 
     python tools/bench_game.py --runtime plain --back-to-back --headless --ai async
@@ -21,8 +21,8 @@ if str(ROOT) not in sys.path:
 from ai import build_router  # noqa: E402
 from game.__main__ import parse_args  # noqa: E402
 from game.app import run  # noqa: E402
-from tools.back_to_back import busy  # noqa: E402
-from tools.plain_runtime import plain_runtime  # noqa: E402
+from tools.peers.back_to_back import busy  # noqa: E402
+from tools.peers.plain_runtime import plain_runtime  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -41,7 +41,7 @@ from ai.prompt import build_completion_prompt  # noqa: E402
 from ai.streaming import StopFilter  # noqa: E402
 from ai.token_loop import TokenLoop  # noqa: E402
 from tools.bench_ai import prompt_spec  # noqa: E402
-from tools.plain_runtime import load_llama  # noqa: E402
+from tools.peers.plain_runtime import load_llama  # noqa: E402
 
 TOKENS = 40
 
