@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.support.loopback import LlamaServer  # noqa: E402
-from tools.bubble_audit import audit  # noqa: E402
+from tools.eval.bubble_audit import audit  # noqa: E402
 
 MODES = ("off", "async", "sync", "plain", "async-busy", "plain-busy")
 SCENARIOS = ("village", "ambush", "crowd")

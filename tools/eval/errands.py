@@ -3,7 +3,7 @@
 The bot plays through the player's inputs only (``PlayerIntent``), with real physics and
 the AI off; the world is stepped back to back. Writes ``bench/errands.json``:
 
-    .venv/bin/python tools/errand_run.py --seeds 1 2 3 4 5
+    .venv/bin/python tools/eval/errands.py --seeds 1 2 3 4 5
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

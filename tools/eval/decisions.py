@@ -12,9 +12,9 @@ machine load hits all alike:
 It reports action accuracy, mood accuracy and both together, per intent and attitude,
 and the model's decision latency (submit to answer, through the runtime's queue).
 
-    python tools/eval_decisions.py                 # bench/decisions.json
-    python tools/eval_decisions.py --limit 20      # a quick slice
-    python tools/eval_decisions.py --data assets/dialogue/decisions/corpus.jsonl --held-out
+    python tools/eval/decisions.py                 # bench/decisions.json
+    python tools/eval/decisions.py --limit 20      # a quick slice
+    python tools/eval/decisions.py --data assets/dialogue/decisions/corpus.jsonl --held-out
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ai import AiRuntime, Choice, LineCompleted, LineRequest, LlamaBackend, Priority  # noqa: E402

@@ -7,7 +7,7 @@ shown within one tick, and the tick times. ``--base REF`` runs the same game fro
 checkout of ``REF`` (a git worktree under the temporary folder), alternating with this
 tree, so machine noise hits both alike. Writes ``bench/dialogue_village.json``:
 
-    python tools/dialogue_village.py --base 4931bc6 --repeats 2
+    python tools/eval/dialogue_village.py --base 4931bc6 --repeats 2
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def checkout(ref: str) -> Path:

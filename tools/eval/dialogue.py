@@ -7,12 +7,12 @@ line cleaning, and the real model. Shown lines enter the villager's memory as in
 game. Then chat questions check that the answer holds the expected fact, and timed chats
 with 0, 3 and 6 exchanges of history give the time to first token.
 
-    python tools/dialogue_eval.py                      # every situation; bench/dialogue.json
-    python tools/dialogue_eval.py --slice 20           # about 20 situations, a few chats
-    python tools/dialogue_eval.py --ab generation.candidates=1,3
-    python tools/dialogue_eval.py --ab 'model.adapter=village,""'   # the adapter against none
-    python tools/dialogue_eval.py --pairs 60           # also blind pairs and their key
-    python tools/dialogue_eval.py --score-answers bench/dialogue_answers.txt
+    python tools/eval/dialogue.py                      # every situation; bench/dialogue.json
+    python tools/eval/dialogue.py --slice 20           # about 20 situations, a few chats
+    python tools/eval/dialogue.py --ab generation.candidates=1,3
+    python tools/eval/dialogue.py --ab 'model.adapter=village,""'   # the adapter against none
+    python tools/eval/dialogue.py --pairs 60           # also blind pairs and their key
+    python tools/eval/dialogue.py --score-answers bench/dialogue_answers.txt
 
 An A/B run alternates the two settings situation by situation (each keeps its own
 memories), so machine load hits both alike.
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ai import (  # noqa: E402
@@ -55,9 +55,9 @@ from game.dialogue.persona_prompt import Persona, shared_context  # noqa: E402
 from game.dialogue.templates import TemplateLines  # noqa: E402
 from game.sim.cast import Cast, load_cast  # noqa: E402
 from game.sim.events import Trigger  # noqa: E402
-from tools.dialogue_metrics import line_flags, summarize_lines, timing  # noqa: E402
+from tools.eval.dialogue_metrics import line_flags, summarize_lines, timing  # noqa: E402
 
-DATA = ROOT / "tools" / "dialogue_data"
+DATA = ROOT / "tools" / "eval" / "data" / "dialogue"
 SITUATIONS = DATA / "situations.json"
 QUESTIONS = DATA / "chat.toml"
 BENCH = ROOT / "bench"
