@@ -8,10 +8,10 @@ The same real-model village run, three ways, interleaved and repeated:
 
 First, on its own, the model's single-token decode time under each mode (interleaved),
 and how many times llama.cpp calls the callback per token. Then a 60 Hz loop of real
-pymunk work (tools/bench_ai.py's physics) beside a worker decoding back to back, the
+pymunk work (tools/bench/runtime_alone.py's physics) beside a worker decoding back to back, the
 modes interleaved in short blocks: the tick cost with nothing else in the way.
 
-    python tools/bench_abort.py --repeats 2 --ticks 900 --out bench/abort.json
+    python tools/bench/abort_callback.py --repeats 2 --ticks 900 --out bench/abort.json
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -118,7 +118,7 @@ def tick_cost(rounds: int, block_s: float) -> dict[str, Any]:
 
     import llama_cpp
 
-    from tools.bench_ai import _Physics
+    from tools.bench.runtime_alone import _Physics
 
     llm = _load_llm()
     switch = abort.AbortSwitch()

@@ -11,7 +11,7 @@ seconds, then stops it with SIGTERM as a player's quit would. Reports:
 - the machine's own stalls, from an idle thread in this process that sleeps 5 ms at a
   time and counts wake-ups more than a frame late (the machine is shared).
 
-    python tools/soak.py --minutes 30 --out bench/soak.json
+    python tools/bench/soak.py --minutes 30 --out bench/soak.json
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def rss_kb(pid: int) -> tuple[int, int, int] | None:

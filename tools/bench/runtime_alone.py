@@ -10,7 +10,7 @@ The same prompts then go through plain llama-cpp-python for a tokens/s
 baseline. Each ``sys.setswitchinterval`` value given is a separate run; the
 first one is the headline. Writes everything as JSON.
 
-    python tools/bench_ai.py --seconds 20 --out bench/bench_ai.json
+    python tools/bench/runtime_alone.py --seconds 20 --out bench/bench_ai.json
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

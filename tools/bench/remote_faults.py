@@ -8,8 +8,8 @@ round. The hostile replies must fail on the tier's own thread, before anything i
 parsed, and leave the frame alone: tick p99 within 1.10x of the normal server's, no
 overruns.
 
-    python tools/bench_remote_faults.py              # bench/remote_faults.json
-    python tools/bench_remote_faults.py --rounds 1 --ticks 600
+    python tools/bench/remote_faults.py              # bench/remote_faults.json
+    python tools/bench/remote_faults.py --rounds 1 --ticks 600
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.loopback import StubServer, completion_chunk  # noqa: E402
-from tools.bench import machine, run_game  # noqa: E402
+from tools.bench.zero_stall import machine, run_game  # noqa: E402
 
 HUGE_LINE = b'data: {"choices": [{"text": "' + b"a" * 10_000_000 + b'", "index": 0}]}\n\n'
 BAD_UTF8 = b'data: {"choices": [{"text": "Morning! Good \xff\xfe bread here.", "index": 0}]}\n\n'

@@ -7,8 +7,8 @@ phrasings). In the "decisions" arm each reply is followed by a decision on the w
 checked and acted on; in the "no decisions" arm the same lines are said and answered,
 and nothing is decided. Arms alternate round by round, so machine load hits both alike.
 
-    python tools/bench_decisions.py                  # bench/decisions_ticks.json
-    python tools/bench_decisions.py --rounds 1 --ticks 600
+    python tools/bench/decision_ticks.py                  # bench/decisions_ticks.json
+    python tools/bench/decision_ticks.py --rounds 1 --ticks 600
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from game.app import build_village  # noqa: E402
@@ -29,7 +29,7 @@ from game.config import CONFIG_DIR, load_settings  # noqa: E402
 from game.input.bot import Bot  # noqa: E402
 from game.sim.ticks import DT  # noqa: E402
 from game.stats import summarize_ms  # noqa: E402
-from tools.bench import machine  # noqa: E402
+from tools.bench.zero_stall import machine  # noqa: E402
 
 ASKS = (
     "could you bring me an apple?",

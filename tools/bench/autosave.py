@@ -6,7 +6,7 @@ default, ten times the game's default, to make their cost visible). Reports the 
 figures of both and the save's own figures: the capture in the tick, the write on the
 saver thread.
 
-    python tools/bench_save.py --repeats 3 --ticks 3600 --out bench/save.json
+    python tools/bench/autosave.py --repeats 3 --ticks 3600 --out bench/save.json
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def one_run(ticks: int, save: bool, interval_s: float) -> dict[str, Any]:

@@ -7,7 +7,7 @@ hands the text over while it is typed, so the reply's prompt is read ahead) and 
 reply's first words on screen, and keeps what she said. Writes
 ``bench/chat_latency.json``. Needs a display (``xvfb-run`` on a headless machine):
 
-    xvfb-run -a -s "-screen 0 1280x720x24" .venv/bin/python tools/chat_latency.py
+    xvfb-run -a -s "-screen 0 1280x720x24" .venv/bin/python tools/bench/chat_latency.py
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

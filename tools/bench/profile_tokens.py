@@ -13,7 +13,7 @@ generates the same prompts on one thread, with no game beside it:
 
 Paths are interleaved round by round. Writes JSON.
 
-    python tools/profile_tokens.py --rounds 6 --out bench/profile_tokens.json
+    python tools/bench/profile_tokens.py --rounds 6 --out bench/profile_tokens.json
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import llama_cpp  # noqa: E402
@@ -40,7 +40,7 @@ from ai import AiConfig  # noqa: E402
 from ai.prompt import build_completion_prompt  # noqa: E402
 from ai.streaming import StopFilter  # noqa: E402
 from ai.token_loop import TokenLoop  # noqa: E402
-from tools.bench_ai import prompt_spec  # noqa: E402
+from tools.bench.runtime_alone import prompt_spec  # noqa: E402
 from tools.peers.plain_runtime import load_llama  # noqa: E402
 
 TOKENS = 40

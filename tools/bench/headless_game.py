@@ -1,11 +1,11 @@
 """Run the headless game exactly as ``python -m game`` does, on a chosen runtime design.
 
 ``--runtime ai`` is the game's own (``build_router`` over ``AiRuntime``); ``--runtime
-plain`` is the textbook peer (``tools.peers.plain_runtime.PlainRuntime``). ``--back-to-back``
-(``tools/peers/back_to_back.py``) keeps the worker generating the whole time with filler lines
-the game never sees. Every other flag is the game's.
+plain`` is the textbook peer (``tools.peers.plain_runtime.PlainRuntime``).
+``--back-to-back`` (``tools/peers/back_to_back.py``) keeps the worker generating the whole
+time with filler lines the game never sees. Every other flag is the game's.
 
-    python tools/bench_game.py --runtime plain --back-to-back --headless --ai async
+    python tools/bench/headless_game.py --runtime plain --back-to-back --headless --ai async
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

@@ -1,6 +1,6 @@
 """The zero-stall benchmark: the same scenarios with the AI off, async, sync and the plain peer.
 
-Every configuration runs as its own headless game process (``tools/bench_game.py``,
+Every configuration runs as its own headless game process (``tools/bench/headless_game.py``,
 which is ``python -m game`` with a choice of runtime), paced at real time so the model
 beside the loop sees what a player's game would see. The modes:
 
@@ -22,10 +22,10 @@ props together. Each run records the machine's load average. Writes
 127.0.0.1 with the packaged model: the same machine, so the server competes with the
 game and the in-process model for the same two cores. Writes ``bench/tiers.json``.
 
-    python tools/bench.py                 # the full run (about 13 minutes on 2 cores)
-    python tools/bench.py --ticks 600     # as `make bench-all` runs it (about 9 minutes)
-    python tools/bench.py --quick         # a short run for a smoke check
-    python tools/bench.py --tiers         # local tier against local + remote
+    python tools/bench/zero_stall.py              # the full run (about 13 minutes on 2 cores)
+    python tools/bench/zero_stall.py --ticks 600  # as `make bench-all` runs it (about 9 minutes)
+    python tools/bench/zero_stall.py --quick      # a short run for a smoke check
+    python tools/bench/zero_stall.py --tiers      # local tier against local + remote
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.loopback import LlamaServer  # noqa: E402
@@ -70,7 +70,7 @@ def run_game(
     """Run one headless game; return its report with the bubble-log audit folded in."""
     report_path, log_path = workdir / f"{tag}.json", workdir / f"{tag}.jsonl"
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
-    command = [sys.executable, str(ROOT / "tools" / "bench_game.py"), *(runtime or [])]
+    command = [sys.executable, str(ROOT / "tools" / "bench" / "headless_game.py"), *(runtime or [])]
     command += ["--headless", "--samples", "--log", "WARNING"]
     command += ["--report", str(report_path), "--bubble-log", str(log_path), *args]
     started = time.perf_counter()

@@ -12,7 +12,7 @@ driver) with the adapter. From the game's own log and report it takes:
 
 Writes ``bench/startup.json``:
 
-    python tools/bench_startup.py --rounds 5
+    python tools/bench/startup.py --rounds 5
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEADLESS = {
     "adapter": (),
     "base": ("--set", 'ai.model.adapter=""'),

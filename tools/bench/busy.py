@@ -22,8 +22,8 @@ time is ``village.step`` plus the generator's calls at that tick. ``--load N`` k
 busy-loop processes running beside it, for the loaded condition. Records the load
 average before and after. Writes JSON.
 
-    python tools/bench_busy.py --blocks 12 --out bench/busy.json
-    python tools/bench_busy.py --blocks 12 --load 2 --out bench/busy_loaded.json
+    python tools/bench/busy.py --blocks 12 --out bench/busy.json
+    python tools/bench/busy.py --blocks 12 --load 2 --out bench/busy_loaded.json
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 TICK_S = 1.0 / 60.0
 MODES = ("off", "plain", "runtime", "runtime-stream", "subprocess")
@@ -250,7 +250,7 @@ def main() -> int:
     from game.config import CONFIG_DIR, load_settings
     from game.gcwatch import settle_heap
     from game.input.bot import Bot
-    from tools.bench_ai import prompt_spec
+    from tools.bench.runtime_alone import prompt_spec
     from tools.peers.plain_runtime import completion_stream, load_llama
     from tools.peers.subprocess_worker import SubprocessWorker, prototype_report, rss_mb
 
