@@ -37,7 +37,7 @@ bench-all: setup
 	$(BENCH_ENV) $(PY) tools/bench/runtime_alone.py --seconds 20 --out bench/bench_ai.json
 	$(PY) tools/bench/profile_tokens.py --rounds 4 --out bench/profile_tokens.json
 	$(BENCH_ENV) $(PY) tools/bench/profile_gil.py --out bench/gil.json
-	$(PY) tools/bench_readme.py
+	$(PY) tools/docs/bench_readme.py
 
 # The village adapter (assets/models/village-lora.gguf), trained from the corpus in
 # assets/dialogue/corpus: about 35 minutes on 2 cores. Its packages (torch among them)
