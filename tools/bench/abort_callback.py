@@ -33,6 +33,8 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 
 from ai import abort  # noqa: E402
 from game.app import Options, run  # noqa: E402
+from game.config import CONFIG_DIR, load_settings  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 MODES = ("none", "native", "python")
 _ORIGINAL_INSTALL = abort.AbortSwitch.install
@@ -235,6 +237,7 @@ def main() -> int:
     parser.add_argument("--tick-rounds", type=int, default=4)
     parser.add_argument("--block-s", type=float, default=5.0)
     args = parser.parse_args()
+    load_start = load_average()
     decode = decode_speed(args.decode_rounds, 64)
     print(json.dumps(decode))
     ticks = tick_cost(args.tick_rounds, args.block_s)
@@ -263,7 +266,7 @@ def main() -> int:
             }
         )
     result = {
-        "load_average": os.getloadavg(),
+        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
         "decode": decode,
         "tick_beside_decoding": ticks,
         "runs": runs,

@@ -33,7 +33,6 @@ import dataclasses
 import gc
 import json
 import os
-import platform
 import queue
 import subprocess
 import sys
@@ -242,14 +241,13 @@ def main() -> int:
         sys.path.insert(0, str(args.ai_from.resolve()))
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
-    from llama_cpp import __version__
-
     import ai
     from ai.prompt import build_completion_prompt
     from game.app import build_village
     from game.config import CONFIG_DIR, load_settings
     from game.gcwatch import settle_heap
     from game.input.bot import Bot
+    from tools.bench.machine import load_average, machine_header
     from tools.bench.runtime_alone import prompt_spec
     from tools.peers.plain_runtime import completion_stream, load_llama
     from tools.peers.subprocess_worker import SubprocessWorker, prototype_report, rss_mb
@@ -305,7 +303,7 @@ def main() -> int:
     loads = _busy_loads(args.load)
     ticks: dict[str, list[float]] = {m: [] for m in modes}
     calls: dict[str, list[float]] = {m: [] for m in modes}
-    load_before = os.getloadavg()
+    load_before = load_average()
     settle_heap()
     started = time.perf_counter()
     count = 0
@@ -366,7 +364,7 @@ def main() -> int:
                 counts[3] += worker_after[0] - worker_before[0]
                 counts[4] += worker_after[1] - worker_before[1]
     finally:
-        load_after = os.getloadavg()
+        load_after = load_average()
         for process in loads:
             process.terminate()
             process.wait()
@@ -382,12 +380,7 @@ def main() -> int:
     off_p99 = tick_ms.get("off", {}).get("p99")
     rates = {m: _rate(lines) for m, lines in mode_lines.items() if m != "off"}
     report = {
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpu_count": os.cpu_count(),
-            "llama_cpp_python": __version__,
-        },
+        "machine": machine_header(load_before, model=model, load_at_end=load_after),
         "settings": {
             "scenario": args.scenario,
             "blocks_per_mode": args.blocks,
@@ -398,8 +391,6 @@ def main() -> int:
             "ai_from": str(args.ai_from) if args.ai_from else "this tree",
             "n_threads": model.n_threads,
         },
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg_after": [round(x, 2) for x in load_after],
         "wall_s": round(time.perf_counter() - started, 1),
         "tick_ms": tick_ms,
         "tick_p99_over_off": {

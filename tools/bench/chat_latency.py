@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -31,6 +30,7 @@ from game.app import build_village  # noqa: E402
 from game.config import CONFIG_DIR, load_settings  # noqa: E402
 from game.sim.player import PlayerIntent  # noqa: E402
 from game.window import GameWindow  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 STAY = PlayerIntent()
 QUESTIONS = (
@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="times through the questions")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "chat_latency.json")
     args = parser.parse_args(argv)
+    load_start = load_average()
     session = Session()
     records: list[dict[str, Any]] = []
     try:
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 
     document = {
         "what": "Enter to the reply's first words on screen, real window, real model, 60 Hz",
-        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR, ()).ai.model),
         "typed": summary(True),
         "pasted": summary(False),
         "records": records,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from game.config import CONFIG_DIR, load_settings  # noqa: E402
 from game.input.bot import Bot  # noqa: E402
 from game.sim.ticks import DT  # noqa: E402
 from game.stats import summarize_ms  # noqa: E402
-from tools.bench.zero_stall import machine  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 ASKS = (
     "could you bring me an apple?",
@@ -96,7 +95,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "decisions_ticks.json"))
     parser.add_argument("--bubble-log", type=Path, help="the first decisions run's bubbles")
     args = parser.parse_args()
-    load_start = [round(x, 2) for x in os.getloadavg()]
+    load_start = load_average()
     rounds = []
     for r in range(args.rounds):
         seed = 3 + r
@@ -114,11 +113,7 @@ def main() -> None:
     median_on = p99_on[len(p99_on) // 2]
     median_off = p99_off[len(p99_off) // 2]
     report = {
-        "machine": {
-            **machine(),
-            "load_average_start": load_start,
-            "load_average_end": [round(x, 2) for x in os.getloadavg()],
-        },
+        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
         "ticks_per_arm": args.ticks,
         "rounds": rounds,
         "tick_p99_ms": {"decisions": median_on, "no_decisions": median_off},

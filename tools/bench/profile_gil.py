@@ -31,6 +31,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from game.config import CONFIG_DIR, load_settings  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
+
 RATE = 200  # samples per second; --native pauses the process for each sample
 _LOOP = ("Session.step", "time_sleep", "_Plain.tick", "_Runtime.tick")
 
@@ -122,7 +128,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=15.0, help="ticking time per run")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "gil.json")
     args = parser.parse_args()
-    load_before = os.getloadavg()
+    load_before = load_average()
     result: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -139,10 +145,9 @@ def main() -> int:
             }
             print(mode, json.dumps(result[mode]), flush=True)
     document = {
+        "machine": machine_header(load_before, model=load_settings(CONFIG_DIR).ai.model),
         "rate_hz": RATE,
         "seconds_per_run": args.seconds,
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "modes": result,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

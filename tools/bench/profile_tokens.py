@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import codecs
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -40,6 +38,7 @@ from ai import AiConfig  # noqa: E402
 from ai.prompt import build_completion_prompt  # noqa: E402
 from ai.streaming import StopFilter  # noqa: E402
 from ai.token_loop import TokenLoop  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 from tools.bench.runtime_alone import prompt_spec  # noqa: E402
 from tools.peers.plain_runtime import load_llama  # noqa: E402
 
@@ -186,11 +185,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "profile_tokens.json")
     args = parser.parse_args()
-    llm = _llama(AiConfig())
+    config = AiConfig()
+    llm = _llama(config)
     # Warm the shared prefix so every path pays the same short prompt tail.
     _token_loop(llm, build_completion_prompt(prompt_spec(0), ""), 0)
     samples: dict[str, list[tuple[int, float, int, float]]] = {name: [] for name in PATHS}
-    load_before = os.getloadavg()
+    load_before = load_average()
     for round_ in range(args.rounds):
         for i, (name, path) in enumerate(PATHS.items()):
             prompt = build_completion_prompt(prompt_spec(round_ * len(PATHS) + i + 1), "")
@@ -201,7 +201,7 @@ def main() -> int:
                 tokens = path(llm, prompt, round_)
                 wall = time.perf_counter() - begin
             samples[name].append((tokens, wall, meter.calls, meter.seconds))
-    load_after = os.getloadavg()
+    load_after = load_average()
     figures: dict[str, Any] = {}
     for name, runs in samples.items():
         runs = [run for run in runs if run[0]]
@@ -219,15 +219,8 @@ def main() -> int:
     for entry in figures.values():
         entry["rate_over_raw_decode"] = round(decode_ms / entry["ms_per_token_median"], 3)
     report = {
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpu_count": os.cpu_count(),
-            "llama_cpp_python": llama_cpp.__version__,
-        },
+        "machine": machine_header(load_before, model=config.model, load_at_end=load_after),
         "settings": {"rounds": args.rounds, "tokens_per_run": TOKENS, "n_threads": 1},
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg_after": [round(x, 2) for x in load_after],
         "paths": figures,
         "note": (
             "python_ms_per_token: wall time not spent inside llama.cpp calls (the counting "

@@ -19,8 +19,6 @@ import argparse
 import gc
 import hashlib
 import json
-import os
-import platform
 import statistics
 import sys
 import threading
@@ -33,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import llama_cpp  # noqa: E402
+# Imported before the timed model load, so the load time leaves the import out.
+import llama_cpp  # noqa: E402, F401
 import pymunk  # noqa: E402
 
 from ai import (  # noqa: E402
@@ -50,6 +49,7 @@ from ai import (  # noqa: E402
 )
 from ai.metrics import Percentiles, summarize  # noqa: E402
 from ai.prompt import build_completion_prompt  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 from tools.peers.plain_runtime import completion_stream, load_llama  # noqa: E402
 
 TICK_S = 1.0 / 60.0
@@ -375,6 +375,7 @@ def main() -> int:
     )
     parser.add_argument("--threads", type=int, default=1, help="llama n_threads(_batch)")
     args = parser.parse_args()
+    load_start = load_average()
 
     base = AiConfig()
     config = replace(
@@ -403,19 +404,13 @@ def main() -> int:
     ratio = head["tick_p99_ratio"]["busy_over_idle"]
     api_p99 = head["api_call_ms"]["all"]["p99"]
     report = {
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpu_count": os.cpu_count(),
-            "llama_cpp_python": llama_cpp.__version__,
-        },
+        "machine": machine_header(load_start, model=config.model),
         "settings": {
             "seconds_idle_and_busy_per_run": args.seconds,
             "block_seconds": args.block_seconds,
             "tick_hz": 60,
             "work_ms_per_tick": WORK_S * 1e3,
             "physics_bodies_per_tick": PHYSICS_BODIES,
-            "loadavg": [round(x, 2) for x in os.getloadavg()],
             "n_threads": args.threads,
             "n_threads_batch": args.threads,
             "headline_switch_interval_s": head["switch_interval_s"],

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from collections import Counter
@@ -33,7 +32,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ai import AiRuntime, Choice, LineCompleted, LineRequest, LlamaBackend, Priority  # noqa: E402
-from ai.model import resolve_model_path, verified_sha256  # noqa: E402
 from game.config import CONFIG_DIR, load_settings  # noqa: E402
 from game.decisions.policy import place_name, resolve  # noqa: E402
 from game.decisions.prompt import (  # noqa: E402
@@ -46,6 +44,7 @@ from game.decisions.situations import Situation, SituationWorld, load_situations
 from game.sim.cast import load_cast  # noqa: E402
 from game.sim.level import load_level  # noqa: E402
 from game.stats import summarize_ms  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 DATA = ROOT / "tools" / "eval" / "data" / "decisions.jsonl"
 
@@ -150,14 +149,6 @@ def _score(arm: Arm) -> dict[str, Any]:
     return out
 
 
-def _model_sha() -> str:
-    model = load_settings(CONFIG_DIR).ai.model
-    try:
-        return verified_sha256(model, resolve_model_path(model))
-    except Exception:  # the rules-only run needs no model
-        return ""
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(DATA))
@@ -183,7 +174,7 @@ def main() -> None:
         arms.append(_model_arm("village model", "village"))
         if not args.no_base:
             arms.append(_model_arm("base model", ""))
-    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    load = load_average()
     began = time.perf_counter()
     for index, item in enumerate(items):
         for arm in arms:
@@ -214,12 +205,10 @@ def main() -> None:
             arm.runtime.shutdown()
     results = {arm.name: _score(arm) for arm in arms}
     report = {
-        "machine": {
-            "python": platform.python_version(),
-            "cpu_count": __import__("os").cpu_count(),
-            "load_average_start": load,
-            "model_sha256": _model_sha(),
-        },
+        # Both model arms load the same base model file; the rules-only run loads none.
+        "machine": machine_header(
+            load, model=None if args.no_model else load_settings(CONFIG_DIR).ai.model
+        ),
         "data": str(Path(args.data).relative_to(ROOT)),
         "held_out_only": args.held_out,
         "items": len(items),

@@ -55,6 +55,7 @@ from game.dialogue.persona_prompt import Persona, shared_context  # noqa: E402
 from game.dialogue.templates import TemplateLines  # noqa: E402
 from game.sim.cast import Cast, load_cast  # noqa: E402
 from game.sim.events import Trigger  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 from tools.eval.dialogue_metrics import line_flags, summarize_lines, timing  # noqa: E402
 
 DATA = ROOT / "tools" / "eval" / "data" / "dialogue"
@@ -600,7 +601,10 @@ def main(argv: list[str] | None = None) -> int:
         (BENCH / "dialogue_preference.json").write_text(json.dumps(result, indent=1) + "\n")
         print(json.dumps(result))
         return 0
-    report = evaluate(args)
+    load_start = load_average()
+    figures = evaluate(args)
+    model = None if args.backend == "scripted" else load_settings(CONFIG_DIR).ai.model
+    report = {"machine": machine_header(load_start, model=model), **figures}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
     table = markdown(report)
