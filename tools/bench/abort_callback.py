@@ -21,8 +21,15 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
+
+    from llama_cpp import Llama
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -40,8 +47,15 @@ MODES = ("none", "native", "python")
 _ORIGINAL_INSTALL = abort.AbortSwitch.install
 
 
-def _install_for(mode: str) -> Any:
-    def install(self: abort.AbortSwitch, llama_cpp: Any, ctx: Any, native: bool = True) -> None:  # noqa: ARG001
+def _install_for(mode: str) -> Callable[..., None]:
+    """A stand-in for ``AbortSwitch.install`` that installs the callback as ``mode`` says."""
+
+    def install(
+        self: abort.AbortSwitch,
+        llama_cpp: ModuleType,
+        ctx: object,
+        native: bool = True,  # noqa: ARG001
+    ) -> None:
         if mode == "none":
             return
         _ORIGINAL_INSTALL(self, llama_cpp, ctx, native=mode == "native")
@@ -76,7 +90,7 @@ def one_run(mode: str, ticks: int, scenario: str) -> dict[str, Any]:
     }
 
 
-def _load_llm() -> Any:
+def _load_llm() -> Llama:
     import llama_cpp
 
     from ai.config import ModelConfig
@@ -93,7 +107,7 @@ def _load_llm() -> Any:
     )
 
 
-def _set_mode(llm: Any, mode: str, switch: abort.AbortSwitch, python_callback: Any) -> None:
+def _set_mode(llm: Llama, mode: str, switch: abort.AbortSwitch, python_callback: CFuncPtr) -> None:
     import ctypes
 
     import llama_cpp
@@ -125,7 +139,7 @@ def tick_cost(rounds: int, block_s: float) -> dict[str, Any]:
     llm = _load_llm()
     switch = abort.AbortSwitch()
 
-    def aborted(data: Any) -> bool:
+    def aborted(data: object) -> bool:
         del data
         return switch.is_set
 
@@ -195,7 +209,7 @@ def decode_speed(rounds: int, tokens: int) -> dict[str, Any]:
     switch = abort.AbortSwitch()
     calls = [0]
 
-    def counted(data: Any) -> bool:
+    def counted(data: object) -> bool:
         del data
         calls[0] += 1
         return switch.is_set

@@ -38,9 +38,17 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    # Only for the types: ai/ is imported in main(), from the tree --ai-from names.
+    from llama_cpp import Llama
+
+    from ai import AiConfig, AiRuntime, GenerationConfig, LineRequest, PromptSpec
+    from tools.peers.subprocess_worker import SubprocessWorker
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,7 +70,12 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 class _Plain:
     """The simplest peer: a worker thread, a request queue and a task queue."""
 
-    def __init__(self, llm: Any, gen: Any, complete: Callable[..., Any]) -> None:
+    def __init__(
+        self,
+        llm: Llama,
+        gen: GenerationConfig,
+        complete: Callable[[Llama, str, GenerationConfig, int], Iterator[dict[str, Any]]],
+    ) -> None:
         self.requests: queue.Queue[str | None] = queue.Queue()
         self.tasks: queue.Queue[str | None] = queue.Queue()
         self.busy = False
@@ -118,9 +131,9 @@ class _Plain:
 class _Runtime:
     """The project's runtime, generating back to back."""
 
-    def __init__(self, ai: Any, config: Any, stream: bool) -> None:
+    def __init__(self, ai: ModuleType, config: AiConfig, stream: bool) -> None:
         self._ai = ai
-        self.runtime = ai.AiRuntime(config, ai.LlamaBackend(config), _Fallback())
+        self.runtime: AiRuntime = ai.AiRuntime(config, ai.LlamaBackend(config), _Fallback())
         self.runtime.start()
         while self.runtime.load_progress().state == "loading":
             time.sleep(0.01)
@@ -131,11 +144,11 @@ class _Runtime:
         self._count = 0
         self.lines: list[tuple[int, float]] = []
 
-    def request(self, prompt_spec: Any, stream: bool) -> Any:
+    def request(self, prompt_spec: PromptSpec, stream: bool) -> LineRequest:
         """A back-to-back request; ``stream`` where this version of the runtime has it."""
         self._count += 1
         extra = {"stream": stream} if self._streams else {}
-        return self._ai.LineRequest(
+        request: LineRequest = self._ai.LineRequest(
             npc_id=self._count % 50,
             priority=self._ai.Priority.REACTIVE,
             signature=f"busy-{self._count}",
@@ -145,11 +158,12 @@ class _Runtime:
             timeout_s=20.0,
             **extra,
         )
+        return request
 
-    def tick(self, busy: bool, prompt_spec: Any, stream: bool) -> None:
+    def tick(self, busy: bool, prompt_spec: PromptSpec | None, stream: bool) -> None:
         """Poll; keep one request waiting while busy."""
         runtime = self.runtime
-        if busy and runtime.queue_depth == 0:
+        if busy and prompt_spec is not None and runtime.queue_depth == 0:
             runtime.submit(self.request(prompt_spec, stream))
         for event in runtime.poll():
             if isinstance(event, self._ai.LineCompleted) and event.stats.tokens_per_s > 0:
@@ -162,7 +176,7 @@ class _Runtime:
 
 
 class _Fallback:
-    def fallback_line(self, request: Any) -> str:
+    def fallback_line(self, request: LineRequest) -> str:
         return "..."
 
 
@@ -285,7 +299,9 @@ def main() -> int:
         level=world.level_view(),
         talk_radius=world.talk_radius,
     )
-    generators: list[Any] = [g for g in (plain, runtime, child) if g is not None]
+    generators: list[_Plain | _Runtime | SubprocessWorker] = [
+        g for g in (plain, runtime, child) if g is not None
+    ]
     main_tid = threading.get_native_id()
 
     def worker_tid(mode: str) -> int | None:

@@ -96,7 +96,7 @@ def main() -> None:
     parser.add_argument("--bubble-log", type=Path, help="the first decisions run's bubbles")
     args = parser.parse_args()
     load_start = load_average()
-    rounds = []
+    rounds: list[dict[str, Any]] = []
     for r in range(args.rounds):
         seed = 3 + r
         on = run_arm(True, args.ticks, seed, args.bubble_log if r == 0 else None)

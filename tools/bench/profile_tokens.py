@@ -26,7 +26,12 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    from llama_cpp import Llama
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -51,7 +56,7 @@ class NativeMeter:
     def __init__(self) -> None:
         self.calls = 0
         self.seconds = 0.0
-        self._saved: dict[str, Any] = {}
+        self._saved: dict[str, Callable[..., Any]] = {}
 
     def __enter__(self) -> NativeMeter:
         for name in dir(bindings):
@@ -64,7 +69,7 @@ class NativeMeter:
                     setattr(llama_cpp, name, wrapped)
         return self
 
-    def _wrap(self, function: Any) -> Callable[..., Any]:
+    def _wrap(self, function: Callable[..., Any]) -> Callable[..., Any]:
         clock = time.perf_counter
 
         def counted(*args: Any) -> Any:
@@ -84,11 +89,12 @@ class NativeMeter:
                 setattr(llama_cpp, name, function)
 
 
-def _llama(config: AiConfig) -> Any:
-    return load_llama(config.model)
+def _llama(config: AiConfig) -> Llama:
+    llm: Llama = load_llama(config.model)
+    return llm
 
 
-def _decode_only(llm: Any, prompt: str, seed: int) -> int:
+def _decode_only(llm: Llama, prompt: str, seed: int) -> int:
     """Feed TOKENS tokens one by one after the prompt, sampling nothing."""
     del seed
     loop = TokenLoop(llm)
@@ -103,7 +109,7 @@ def _decode_only(llm: Any, prompt: str, seed: int) -> int:
     return TOKENS
 
 
-def _token_loop(llm: Any, prompt: str, seed: int) -> int:
+def _token_loop(llm: Llama, prompt: str, seed: int) -> int:
     gen = AiConfig().generation
     loop = TokenLoop(llm)
     count = 0
@@ -120,7 +126,7 @@ def _token_loop(llm: Any, prompt: str, seed: int) -> int:
     return count
 
 
-def _generate(llm: Any, prompt: str, seed: int) -> int:
+def _generate(llm: Llama, prompt: str, seed: int) -> int:
     """The previous backend's loop: Llama.generate, a stop criterion, detokenising."""
     gen = AiConfig().generation
     llm.set_seed(seed)
@@ -148,12 +154,12 @@ def _generate(llm: Any, prompt: str, seed: int) -> int:
     return count
 
 
-def _never(input_ids: Any, logits: Any) -> bool:
+def _never(input_ids: npt.NDArray[np.intc], logits: npt.NDArray[np.single]) -> bool:
     del input_ids, logits
     return False
 
 
-def _create_completion(llm: Any, prompt: str, seed: int) -> int:
+def _create_completion(llm: Llama, prompt: str, seed: int) -> int:
     gen = AiConfig().generation
     count = 0
     for _ in llm.create_completion(
@@ -171,7 +177,7 @@ def _create_completion(llm: Any, prompt: str, seed: int) -> int:
     return count
 
 
-PATHS: dict[str, Callable[[Any, str, int], int]] = {
+PATHS: dict[str, Callable[[Llama, str, int], int]] = {
     "decode": _decode_only,
     "token_loop": _token_loop,
     "generate": _generate,
@@ -233,7 +239,7 @@ def main() -> int:
     return 0
 
 
-def _prefill_only(llm: Any, prompt: str) -> None:
+def _prefill_only(llm: Llama, prompt: str) -> None:
     loop = TokenLoop(llm)
     loop.prefill(loop.tokenize(prompt))
 

@@ -39,7 +39,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -479,7 +482,7 @@ def _peer_chart(peers: list[dict[str, Any]], path: Path) -> str:
     return _save(fig, path)
 
 
-def _save(fig: Any, path: Path) -> str:
+def _save(fig: Figure, path: Path) -> str:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return _shown(path)

@@ -26,6 +26,7 @@ import random
 import sys
 import time
 import tomllib
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,7 +138,8 @@ class _Fallback:
         self._templates = templates
 
     def fallback_line(self, request: LineRequest) -> str:
-        npc_id, trigger = request.snapshot  # type: ignore[misc]
+        # The harness's own requests carry (villager, trigger) as their snapshot.
+        npc_id, trigger = typing.cast(tuple[int, Trigger], request.snapshot)
         return self._templates.line(npc_id, trigger, "traveller")
 
 

@@ -90,16 +90,16 @@ def main() -> None:
             "ttft_ms_median": round(statistics.median(r["ttft_s"] for r in rows) * 1000, 1),
         }
 
+    arms_out = {name: figures(rows) for name, rows in samples.items()}
     result = {
         "version": 2,
         "machine": machine_header(load, model=config.model),
         "tokens_per_line": TOKENS,
-        "arms": {name: figures(rows) for name, rows in samples.items()},
+        "arms": arms_out,
+        "adapter_over_base_tokens_per_s": round(
+            arms_out["adapter"]["tokens_per_s_median"] / arms_out["base"]["tokens_per_s_median"], 3
+        ),
     }
-    arms_out = result["arms"]
-    result["adapter_over_base_tokens_per_s"] = round(
-        arms_out["adapter"]["tokens_per_s_median"] / arms_out["base"]["tokens_per_s_median"], 3
-    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))

@@ -127,10 +127,10 @@ def arm_figures(games: list[dict[str, Any]], judge: LineJudge) -> dict[str, Any]
             repeats += 1
         last[bubble["name"]] = bubble["text"]
 
-    def per_game(path: str) -> list[Any]:
-        out = []
+    def per_game(path: str) -> list[object]:
+        out: list[object] = []
         for report in reports:
-            value: Any = report
+            value: object = report
             for key in path.split("."):
                 value = value.get(key, {}) if isinstance(value, dict) else {}
             out.append(value)
@@ -177,8 +177,10 @@ def write_pairs(
         for b in game["bubbles"]
         if b["origin"] in ("model", "prepared") and b["trigger"] != "chat"
     ]
-    seen: set[str] = set()
-    unique = [b for b in bubbles if not (b["text"] in seen or seen.add(b["text"]))]
+    first_of_text: dict[str, dict[str, Any]] = {}
+    for bubble in bubbles:
+        first_of_text.setdefault(bubble["text"], bubble)
+    unique = list(first_of_text.values())
     picked = rng.sample(unique, min(count, len(unique)))
     text, key = [], []
     for i, bubble in enumerate(picked, start=1):
