@@ -134,7 +134,7 @@ def tick_cost(rounds: int, block_s: float) -> dict[str, Any]:
 
     import llama_cpp
 
-    from tools.bench.runtime_alone import _Physics
+    from tools.bench.runtime_alone import Physics
 
     llm = _load_llm()
     switch = abort.AbortSwitch()
@@ -163,7 +163,7 @@ def tick_cost(rounds: int, block_s: float) -> dict[str, Any]:
 
     worker = threading.Thread(target=decode_forever)
     worker.start()
-    physics = _Physics()
+    physics = Physics()
     ticks: dict[str, list[float]] = {mode: [] for mode in MODES}
     try:
         for _ in range(rounds):

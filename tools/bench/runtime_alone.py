@@ -105,7 +105,7 @@ def _request(i: int, priority: Priority = Priority.REACTIVE) -> LineRequest:
     )
 
 
-class _Physics:
+class Physics:
     """A pymunk space with a few hundred bodies, read body by body like a game reads it.
 
     Every pymunk call releases the GIL and takes it back, which is what exposes the
@@ -138,7 +138,7 @@ class _Physics:
         return sum(body.position.y for body in self.bodies)
 
 
-def _calibrate_work(physics: _Physics) -> int:
+def _calibrate_work(physics: Physics) -> int:
     """Loop count that, with one physics step, takes about WORK_S on this machine."""
     n = 20_000
     samples, steps = [], []
@@ -168,7 +168,7 @@ def _ms(p: Percentiles) -> dict[str, float]:
 class _Loop:
     """A fixed 60 Hz loop whose tick and wake-up figures accumulate across blocks."""
 
-    def __init__(self, runtime: AiRuntime, work_n: int, physics: _Physics) -> None:
+    def __init__(self, runtime: AiRuntime, work_n: int, physics: Physics) -> None:
         self.runtime = runtime
         self.work_n = work_n
         self.physics = physics
@@ -312,7 +312,7 @@ def _condition(
     seconds: float,
     block_s: float,
     work_n: int,
-    physics: _Physics,
+    physics: Physics,
 ) -> tuple[dict[str, Any], float]:
     """Interleaved idle / busy / control blocks at one switch interval."""
     # The runtime applies its configured switch interval on start.
@@ -385,7 +385,7 @@ def main() -> int:
         generation=GenerationConfig(),
     )
     default_interval = sys.getswitchinterval()
-    physics = _Physics()
+    physics = Physics()
     work_n = _calibrate_work(physics)
     runs = []
     load_s = 0.0
