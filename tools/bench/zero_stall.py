@@ -576,7 +576,7 @@ def main_tiers(args: argparse.Namespace) -> int:
     }
     out.write_text(json.dumps(document, indent=2) + "\n")
     print(tier_table(tiers))
-    print(f"wrote {out.relative_to(ROOT)}")
+    print(f"wrote {_shown(out)}")
     return 0
 
 
