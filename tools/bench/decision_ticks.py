@@ -51,7 +51,7 @@ def run_arm(
     log = bubble_log.open("w", encoding="utf-8", buffering=1) if bubble_log else None
     village = build_village(settings, bubble_log=log)
     if village.ai.wait_ready(120.0) != "ready":
-        raise SystemExit("bench_decisions: the model did not load")
+        raise SystemExit("tools/bench/decision_ticks.py: the model did not load")
     if not decisions:
         village.dialogue.on_reply = None
         village.decider = None

@@ -73,8 +73,9 @@ def _model_arm(name: str, adapter: str) -> Arm:
     end = time.monotonic() + 180
     while runtime.load_progress().state == "loading" and time.monotonic() < end:
         time.sleep(0.05)
-    if runtime.load_progress().state != "ready":
-        raise SystemExit(f"eval_decisions: {name} model not ready: {runtime.load_progress()}")
+    progress = runtime.load_progress()
+    if progress.state != "ready":
+        raise SystemExit(f"tools/eval/decisions.py: {name} model not ready: {progress}")
     return Arm(name, runtime)
 
 

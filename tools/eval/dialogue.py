@@ -185,7 +185,7 @@ class Harness:
                 time.sleep(0.05)
             progress = arm.runtime.load_progress()
             if progress.state != "ready":
-                raise SystemExit(f"dialogue_eval: model not ready ({progress})")
+                raise SystemExit(f"tools/eval/dialogue.py: model not ready ({progress})")
             # As the game does: the style the loaded model was tuned for.
             arm.planner.use_style("village" if progress.prompt_style == "village" else "fewshot")
             self._ask(arm, LineAskParts(1, Trigger.AMBIENT, priority_of(Trigger.AMBIENT)))
