@@ -24,20 +24,20 @@ lint: setup
 
 bench: setup
 	$(PY) -m pip install --quiet -e '.[test,bench]'
-	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) tools/bench.py $(ARGS)
+	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) tools/bench/zero_stall.py $(ARGS)
 
 # Every speed benchmark in one go (about 15 minutes on 2 cores), then the README's
 # generated figures. Run it on a quiet machine: each JSON records the load average.
 BENCH_ENV := SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
 bench-all: setup
 	$(PY) -m pip install --quiet -e '.[test,bench]'
-	$(BENCH_ENV) $(PY) tools/bench.py --ticks 600
-	$(BENCH_ENV) $(PY) tools/bench_busy.py --blocks 8 --switch-intervals 0.005,0.0005,0.0002 --out bench/busy.json
-	$(BENCH_ENV) $(PY) tools/bench_busy.py --blocks 6 --load 2 --switch-intervals 0.005 --out bench/busy_loaded.json
-	$(BENCH_ENV) $(PY) tools/bench_ai.py --seconds 20 --out bench/bench_ai.json
-	$(PY) tools/profile_tokens.py --rounds 4 --out bench/profile_tokens.json
-	$(BENCH_ENV) $(PY) tools/profile_gil.py --out bench/gil.json
-	$(PY) tools/bench_readme.py
+	$(BENCH_ENV) $(PY) tools/bench/zero_stall.py --ticks 600
+	$(BENCH_ENV) $(PY) tools/bench/busy.py --blocks 8 --switch-intervals 0.005,0.0005,0.0002 --out bench/busy.json
+	$(BENCH_ENV) $(PY) tools/bench/busy.py --blocks 6 --load 2 --switch-intervals 0.005 --out bench/busy_loaded.json
+	$(BENCH_ENV) $(PY) tools/bench/runtime_alone.py --seconds 20 --out bench/bench_ai.json
+	$(PY) tools/bench/profile_tokens.py --rounds 4 --out bench/profile_tokens.json
+	$(BENCH_ENV) $(PY) tools/bench/profile_gil.py --out bench/gil.json
+	$(PY) tools/docs/bench_readme.py
 
 # The village adapter (assets/models/village-lora.gguf), trained from the corpus in
 # assets/dialogue/corpus: about 35 minutes on 2 cores. Its packages (torch among them)

@@ -1,1 +1,1 @@
-"""Benchmarks and utilities. Nothing in game/ or ai/ imports them."""
+"""Tools in rooms: bench/, peers/, eval/, train/, docs/. Nothing in game/ or ai/ imports them."""

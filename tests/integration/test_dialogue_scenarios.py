@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from game.__main__ import main
-from tools.bubble_audit import audit
+from tools.eval.bubble_audit import audit
 
 Run = tuple[dict[str, Any], Path]
 

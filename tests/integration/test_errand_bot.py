@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from game.sim.cast import load_cast
 from game.sim.level import load_level
-from tools.errand_run import LIMIT_S, run_errands
+from tools.eval.errands import LIMIT_S, run_errands
 
 SEEDS = (1, 2, 3, 4, 5)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from game.sim.cast import load_cast
 from game.sim.level import load_level, parse_level
 from game.sim.world import World
-from tools.stuck_sweep import sweep, traverse
+from tools.eval.stuck_sweep import sweep, traverse
 
 
 def test_walking_and_jumping_across_the_village_never_gets_stuck() -> None:

@@ -1,7 +1,7 @@
 """Decisions on the real model: the village adapter picks the labelled action, and the
 greedy search over the options costs a few rows of logits, not a reply.
 
-A slice of the decision evaluation (``tools/eval_decisions.py`` runs all of it): the
+A slice of the decision evaluation (``tools/eval/decisions.py`` runs all of it): the
 evaluation's own items, never trained on, decided through ``LlamaBackend.choose`` as the
 worker does in the game.
 """

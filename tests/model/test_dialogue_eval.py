@@ -30,7 +30,7 @@ from game.dialogue.memory import Memory
 from game.dialogue.persona_prompt import Persona, build_prompt, shared_context
 from game.sim.cast import load_cast
 from game.sim.events import Trigger
-from tools.dialogue_eval import main
+from tools.eval.dialogue import main
 
 pytestmark = pytest.mark.model
 

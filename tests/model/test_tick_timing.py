@@ -72,8 +72,8 @@ def test_tick_p99_with_the_model_busy_fits_the_frame(
 def test_busy_over_off_ratio(runs: dict[str, list[dict[str, Any]]]) -> None:
     # The typical tick (p50) with the model generating beside it, against the AI off.
     # The p99 ratio of two sub-millisecond figures swings between about 1.0 and 1.8 from
-    # run to run on this machine, so tools/bench.py publishes it and this test keeps to
-    # what holds on a noisy machine. Noise only ever adds time, so the better of two
+    # run to run on this machine, so tools/bench/zero_stall.py publishes it and this test keeps
+    # to what holds on a noisy machine. Noise only ever adds time, so the better of two
     # back-to-back pairs measures the design rather than the neighbours.
     ratios = [
         busy["tick_ms"]["p50"] / off["tick_ms"]["p50"]

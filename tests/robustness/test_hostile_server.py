@@ -3,7 +3,7 @@ the running village: the frame holds, no bubble shows U+FFFD, and the tier is sh
 
 The game runs headless and paced (as a player's), with every line routed to the server
 and the scripted model as the local tier. Tick bounds are loose, to catch a stall, not
-a slow machine; ``tools/bench_remote_faults.py`` measures the exact figures.
+a slow machine; ``tools/bench/remote_faults.py`` measures the exact figures.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.bench_remote_faults import bad_utf8, huge
-from tools.loopback import StubServer
+from tests.support.loopback import StubServer
+from tools.bench.remote_faults import bad_utf8, huge
 
 TICKS = 600
 

@@ -9,8 +9,8 @@ import pytest
 
 from ai import AiConfig
 from ai.model import resolve_model_path
+from tests.support.loopback import LlamaServer
 from tests.unit.ai.conftest import RecordingFallback
-from tools.loopback import LlamaServer
 
 
 @pytest.fixture

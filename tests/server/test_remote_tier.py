@@ -35,9 +35,9 @@ from ai import (
 from ai.breaker import BreakerState
 from ai.events import TERMINAL_EVENTS
 from game.__main__ import main
+from tests.support.loopback import LlamaServer, SlowProxy
 from tests.unit.ai.conftest import EventLog, RecordingFallback, fast_config, make_request
-from tools.bubble_audit import audit
-from tools.loopback import LlamaServer, SlowProxy
+from tools.eval.bubble_audit import audit
 
 pytestmark = [pytest.mark.server, pytest.mark.model]
 

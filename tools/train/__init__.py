@@ -1,0 +1,1 @@
+"""Training the village adapter: its decision corpus, the LoRA, its GGUF, and how it compares."""

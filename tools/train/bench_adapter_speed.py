@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -30,6 +29,7 @@ from game.dialogue.corpus import corpus_world, load_corpus, record_spec, split  
 from game.sim.cast import load_cast  # noqa: E402
 from game.sim.events import Trigger  # noqa: E402
 from game.sim.level import load_level  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 TOKENS = 24
 
@@ -71,7 +71,7 @@ def main() -> None:
     )  # fmt: skip
     arms = {"adapter": _backend(str(VILLAGE_ADAPTER_PATH)), "base": _backend("")}
     assert arms["adapter"].prompt_style == "village", "the adapter did not load"
-    load = os.getloadavg()
+    load = load_average()
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in arms}
     for round_ in range(args.rounds):
         for i, spec in enumerate(specs):
@@ -90,17 +90,16 @@ def main() -> None:
             "ttft_ms_median": round(statistics.median(r["ttft_s"] for r in rows) * 1000, 1),
         }
 
+    arms_out = {name: figures(rows) for name, rows in samples.items()}
     result = {
-        "version": 1,
-        "cores": os.cpu_count(),
-        "loadavg_1min": [round(load[0], 2), round(os.getloadavg()[0], 2)],
+        "version": 2,
+        "machine": machine_header(load, model=config.model),
         "tokens_per_line": TOKENS,
-        "arms": {name: figures(rows) for name, rows in samples.items()},
+        "arms": arms_out,
+        "adapter_over_base_tokens_per_s": round(
+            arms_out["adapter"]["tokens_per_s_median"] / arms_out["base"]["tokens_per_s_median"], 3
+        ),
     }
-    arms_out = result["arms"]
-    result["adapter_over_base_tokens_per_s"] = round(
-        arms_out["adapter"]["tokens_per_s_median"] / arms_out["base"]["tokens_per_s_median"], 3
-    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))

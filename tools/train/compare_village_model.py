@@ -37,9 +37,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from game.dialogue.corpus import load_corpus  # noqa: E402
 from game.dialogue.templates import fill  # noqa: E402
 from game.sim.cast import Cast, load_cast  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 ARMS = {"adapter": (), "base": ("--set", 'ai.model.adapter=""')}
 PROPS = ("crate", "barrel", "apple", "ball")
@@ -56,24 +58,6 @@ _SITUATION = {
     "ambient": "small talk",
     "chat": "answering the traveller",
 }
-
-
-def machine_header() -> dict[str, Any]:
-    """Which machine, code and load the figures come from."""
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
-    return {
-        "version": 1,
-        "commit": commit,
-        "cores": os.cpu_count(),
-        "python": sys.version.split()[0],
-        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
-    }
 
 
 def _words(text: str) -> set[str]:
@@ -143,10 +127,10 @@ def arm_figures(games: list[dict[str, Any]], judge: LineJudge) -> dict[str, Any]
             repeats += 1
         last[bubble["name"]] = bubble["text"]
 
-    def per_game(path: str) -> list[Any]:
-        out = []
+    def per_game(path: str) -> list[object]:
+        out: list[object] = []
         for report in reports:
-            value: Any = report
+            value: object = report
             for key in path.split("."):
                 value = value.get(key, {}) if isinstance(value, dict) else {}
             out.append(value)
@@ -193,8 +177,10 @@ def write_pairs(
         for b in game["bubbles"]
         if b["origin"] in ("model", "prepared") and b["trigger"] != "chat"
     ]
-    seen: set[str] = set()
-    unique = [b for b in bubbles if not (b["text"] in seen or seen.add(b["text"]))]
+    first_of_text: dict[str, dict[str, Any]] = {}
+    for bubble in bubbles:
+        first_of_text.setdefault(bubble["text"], bubble)
+    unique = list(first_of_text.values())
     picked = rng.sample(unique, min(count, len(unique)))
     text, key = [], []
     for i, bubble in enumerate(picked, start=1):
@@ -252,7 +238,7 @@ def main() -> None:
         return
     seeds = [int(s) for s in args.seeds.split(",") if s]
     judge = LineJudge(load_cast())
-    header = machine_header()
+    load_start = load_average()
     began = time.perf_counter()
     games: list[dict[str, Any]] = []
     greet: list[dict[str, Any]] = []
@@ -266,8 +252,8 @@ def main() -> None:
             print(f"{arm} seed {args.greet_seed}: {args.greet_ticks} ticks", flush=True)
             greet.append(run_game(arm, args.greet_seed, args.greet_ticks, work))
     result: dict[str, Any] = {
-        **header,
-        "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
+        "version": 2,
+        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
         "seeds": seeds,
         "ticks": args.ticks,
         "wall_s": round(time.perf_counter() - began, 1),

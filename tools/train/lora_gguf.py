@@ -12,7 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 # Hugging Face module names of Gemma 3 and their GGUF tensor names.
 _NAMES = {
@@ -36,7 +39,7 @@ def gguf_tensor_name(peft_name: str) -> str:
     return f"blk.{layer}.{_NAMES[module]}.weight.lora_{part.lower()}"
 
 
-def write_lora_gguf(path: Path, weights: Mapping[str, Any], alpha: float) -> None:
+def write_lora_gguf(path: Path, weights: Mapping[str, torch.Tensor], alpha: float) -> None:
     """Write ``weights`` (PEFT parameter name -> tensor) to ``path``."""
     import gguf
     import numpy as np

@@ -32,7 +32,12 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+    from peft import PeftModel
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -44,6 +49,7 @@ from game.decisions.policy import place_name  # noqa: E402
 from game.decisions.situations import Situation, SituationWorld, load_situations  # noqa: E402
 from game.dialogue.corpus import (  # noqa: E402
     CorpusRecord,
+    CorpusWorld,
     corpus_world,
     load_corpus,
     record_prompt,
@@ -96,7 +102,9 @@ def corpus_sha256(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _examples(records: tuple[CorpusRecord, ...], tokenizer: Any, world: Any) -> list[Example]:
+def _examples(
+    records: tuple[CorpusRecord, ...], tokenizer: PreTrainedTokenizerBase, world: CorpusWorld
+) -> list[Example]:
     out = []
     for record in records:
         prompt = tokenizer(record_prompt(record, world), add_special_tokens=True).input_ids
@@ -106,7 +114,7 @@ def _examples(records: tuple[CorpusRecord, ...], tokenizer: Any, world: Any) -> 
 
 
 def _decision_examples(
-    situations: tuple[Situation, ...], tokenizer: Any, world: SituationWorld
+    situations: tuple[Situation, ...], tokenizer: PreTrainedTokenizerBase, world: SituationWorld
 ) -> list[Example]:
     out = []
     for situation in situations:
@@ -116,7 +124,9 @@ def _decision_examples(
     return out
 
 
-def _check_against_llama(model: Any, tokenizer: Any, gguf: Path) -> list[dict[str, object]]:
+def _check_against_llama(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, gguf: Path
+) -> list[dict[str, object]]:
     """The top next token of each check prompt, from both implementations; they must agree."""
     import llama_cpp
     import numpy as np
@@ -164,7 +174,7 @@ def _batches(examples: list[Example], size: int, rng: random.Random) -> list[lis
     return batches
 
 
-def _loss(model: Any, batch: list[Example], pad_id: int) -> Any:
+def _loss(model: PeftModel, batch: list[Example], pad_id: int) -> torch.Tensor:
     """Mean cross-entropy over the target tokens; the LM head runs only there."""
     import torch
 
@@ -188,7 +198,7 @@ def _loss(model: Any, batch: list[Example], pad_id: int) -> Any:
     return torch.nn.functional.cross_entropy(logits.float(), torch.tensor(labels))
 
 
-def _evaluate(model: Any, examples: list[Example], pad_id: int, size: int) -> float:
+def _evaluate(model: PeftModel, examples: list[Example], pad_id: int, size: int) -> float:
     import torch
 
     if not examples:

@@ -19,8 +19,8 @@ from ai import (
     TokenStreamed,
 )
 from ai.openai_backend import OpenAiBackend
+from tests.support.loopback import StubServer, completion_chunk, free_port, send_stream
 from tests.unit.ai.conftest import EventLog, RecordingFallback, fast_config, make_request
-from tools.loopback import StubServer, completion_chunk, free_port, send_stream
 
 Respond = Callable[[BaseHTTPRequestHandler, dict[str, object]], None]
 

@@ -23,7 +23,7 @@ from game.sim.cast import Cast, load_cast
 from game.sim.events import Trigger
 from game.sim.level import load_level
 
-EVAL = Path(__file__).resolve().parents[3] / "tools" / "dialogue_data"
+EVAL = Path(__file__).resolve().parents[3] / "tools" / "eval" / "data" / "dialogue"
 
 
 @pytest.fixture(scope="module")

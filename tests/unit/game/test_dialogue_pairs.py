@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import tools.dialogue_eval as dialogue_eval
+import tools.eval.dialogue as dialogue_eval
 
 
 def _record(situation: int, npc: str, text: str, origin: str = "model") -> dict[str, Any]:

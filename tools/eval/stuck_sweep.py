@@ -10,7 +10,7 @@ A stuck spot is where the player, trying to move, stays within a few units for m
 2 seconds of game time. The villagers live their lives meanwhile, so one who stands in
 the way counts too. Prints the spots and exits 1 if there are any:
 
-    .venv/bin/python tools/stuck_sweep.py
+    .venv/bin/python tools/eval/stuck_sweep.py
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

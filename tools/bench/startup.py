@@ -12,7 +12,7 @@ driver) with the adapter. From the game's own log and report it takes:
 
 Writes ``bench/startup.json``:
 
-    python tools/bench_startup.py --rounds 5
+    python tools/bench/startup.py --rounds 5
 """
 
 from __future__ import annotations
@@ -29,7 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
+
 HEADLESS = {
     "adapter": (),
     "base": ("--set", 'ai.model.adapter=""'),
@@ -90,7 +96,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "startup.json")
     args = parser.parse_args()
-    load = os.getloadavg()
+    load = load_average()
     runs: dict[str, list[dict[str, Any]]] = {arm: [] for arm in (*HEADLESS, "window")}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.rounds):
@@ -99,9 +105,8 @@ def main() -> None:
             runs["window"].append(window(i))
             print(f"round {i + 1}: " + ", ".join(f"{a} {r[-1]}" for a, r in runs.items()))
     result = {
-        "version": 1,
-        "cores": os.cpu_count(),
-        "loadavg_1min": [round(load[0], 2), round(os.getloadavg()[0], 2)],
+        "version": 2,
+        "machine": machine_header(load, model=load_settings(CONFIG_DIR).ai.model),
         "rounds": args.rounds,
         "summary": {arm: _summary(rows) for arm, rows in runs.items()},
         "runs": runs,

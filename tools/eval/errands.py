@@ -3,7 +3,7 @@
 The bot plays through the player's inputs only (``PlayerIntent``), with real physics and
 the AI off; the world is stepped back to back. Writes ``bench/errands.json``:
 
-    .venv/bin/python tools/errand_run.py --seeds 1 2 3 4 5
+    .venv/bin/python tools/eval/errands.py --seeds 1 2 3 4 5
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -23,6 +23,7 @@ from game.input.bot import Bot  # noqa: E402
 from game.sim.cast import Cast, load_cast  # noqa: E402
 from game.sim.level import Level, load_level  # noqa: E402
 from game.sim.world import World  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 HZ = 60
 LIMIT_S = 180.0
@@ -65,11 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "errands.json")
     args = parser.parse_args(argv)
+    load_start = load_average()
     level, cast = load_level(), load_cast()
     runs = [run_errands(level, cast, seed) for seed in args.seeds]
     for r in runs:
         print(f"seed {r.seed}: {r.done_s} all done: {r.all_done} ({r.wall_s} s wall)")
     report = {
+        "machine": machine_header(load_start, model=None),  # the AI is off
         "limit_s": LIMIT_S,
         "runs": [asdict(r) for r in runs],
         "all_done": sum(r.all_done for r in runs),

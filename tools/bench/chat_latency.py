@@ -7,21 +7,20 @@ hands the text over while it is typed, so the reply's prompt is read ahead) and 
 reply's first words on screen, and keeps what she said. Writes
 ``bench/chat_latency.json``. Needs a display (``xvfb-run`` on a headless machine):
 
-    xvfb-run -a -s "-screen 0 1280x720x24" .venv/bin/python tools/chat_latency.py
+    xvfb-run -a -s "-screen 0 1280x720x24" .venv/bin/python tools/bench/chat_latency.py
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -31,6 +30,7 @@ from game.app import build_village  # noqa: E402
 from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from game.sim.player import PlayerIntent  # noqa: E402
 from game.ui.window import GameWindow  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 STAY = PlayerIntent()
 QUESTIONS = (
@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="times through the questions")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "chat_latency.json")
     args = parser.parse_args(argv)
+    load_start = load_average()
     session = Session()
     records: list[dict[str, Any]] = []
     try:
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 
     document = {
         "what": "Enter to the reply's first words on screen, real window, real model, 60 Hz",
-        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR, ()).ai.model),
         "typed": summary(True),
         "pasted": summary(False),
         "records": records,

@@ -6,7 +6,7 @@ default, ten times the game's default, to make their cost visible). Reports the 
 figures of both and the save's own figures: the capture in the tick, the write on the
 saver thread.
 
-    python tools/bench_save.py --repeats 3 --ticks 3600 --out bench/save.json
+    python tools/bench/autosave.py --repeats 3 --ticks 3600 --out bench/save.json
 """
 
 from __future__ import annotations
@@ -20,7 +20,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 
 def one_run(ticks: int, save: bool, interval_s: float) -> dict[str, Any]:
@@ -51,6 +55,7 @@ def main() -> int:
     parser.add_argument("--interval-s", type=float, default=1.0)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "save.json")
     args = parser.parse_args()
+    load_start = load_average()
     runs = []
     for repeat in range(args.repeats):
         for save in (False, True):
@@ -69,7 +74,12 @@ def main() -> int:
                 "tick_p99": round(on["tick_ms"]["p99"] / off["tick_ms"]["p99"], 3),
             }
         )
-    result = {"load_average": os.getloadavg(), "runs": runs, "ratios_save_vs_none": ratios}
+    result = {
+        # The scripted model: no model file.
+        "machine": machine_header(load_start, model=None),
+        "runs": runs,
+        "ratios_save_vs_none": ratios,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(ratios, indent=2))

@@ -8,15 +8,14 @@ round. The hostile replies must fail on the tier's own thread, before anything i
 parsed, and leave the frame alone: tick p99 within 1.10x of the normal server's, no
 overruns.
 
-    python tools/bench_remote_faults.py              # bench/remote_faults.json
-    python tools/bench_remote_faults.py --rounds 1 --ticks 600
+    python tools/bench/remote_faults.py              # bench/remote_faults.json
+    python tools/bench/remote_faults.py --rounds 1 --ticks 600
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -24,11 +23,13 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tools.bench import machine, run_game  # noqa: E402
-from tools.loopback import StubServer, completion_chunk  # noqa: E402
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from tests.support.loopback import StubServer, completion_chunk  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
+from tools.bench.zero_stall import run_game  # noqa: E402
 
 HUGE_LINE = b'data: {"choices": [{"text": "' + b"a" * 10_000_000 + b'", "index": 0}]}\n\n'
 BAD_UTF8 = b'data: {"choices": [{"text": "Morning! Good \xff\xfe bread here.", "index": 0}]}\n\n'
@@ -92,7 +93,7 @@ def main() -> None:
     args = parser.parse_args()
     servers = {"normal": StubServer(normal), "10 MB line": StubServer(huge)}
     servers["bad utf-8"] = StubServer(bad_utf8)
-    load_start = [round(x, 2) for x in os.getloadavg()]
+    load_start = load_average()
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in servers}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
@@ -105,11 +106,7 @@ def main() -> None:
     p99 = {name: sorted(r["tick_ms"]["p99"] for r in rs) for name, rs in runs.items()}
     median = {name: values[len(values) // 2] for name, values in p99.items()}
     report = {
-        "machine": {
-            **machine(),
-            "load_average_start": load_start,
-            "load_average_end": [round(x, 2) for x in os.getloadavg()],
-        },
+        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
         "ticks_per_run": args.ticks,
         "runs": runs,
         "tick_p99_median_ms": median,

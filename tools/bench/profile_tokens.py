@@ -13,7 +13,7 @@ generates the same prompts on one thread, with no game beside it:
 
 Paths are interleaved round by round. Writes JSON.
 
-    python tools/profile_tokens.py --rounds 6 --out bench/profile_tokens.json
+    python tools/bench/profile_tokens.py --rounds 6 --out bench/profile_tokens.json
 """
 
 from __future__ import annotations
@@ -21,16 +21,19 @@ from __future__ import annotations
 import argparse
 import codecs
 import json
-import os
-import platform
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parents[1]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    from llama_cpp import Llama
+
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import llama_cpp  # noqa: E402
@@ -40,8 +43,9 @@ from ai import AiConfig  # noqa: E402
 from ai.prompt import build_completion_prompt  # noqa: E402
 from ai.streaming import StopFilter  # noqa: E402
 from ai.token_loop import TokenLoop  # noqa: E402
-from tools.bench_ai import prompt_spec  # noqa: E402
-from tools.plain_runtime import load_llama  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
+from tools.bench.runtime_alone import prompt_spec  # noqa: E402
+from tools.peers.plain_runtime import load_llama  # noqa: E402
 
 TOKENS = 40
 
@@ -52,7 +56,7 @@ class NativeMeter:
     def __init__(self) -> None:
         self.calls = 0
         self.seconds = 0.0
-        self._saved: dict[str, Any] = {}
+        self._saved: dict[str, Callable[..., Any]] = {}
 
     def __enter__(self) -> NativeMeter:
         for name in dir(bindings):
@@ -65,7 +69,7 @@ class NativeMeter:
                     setattr(llama_cpp, name, wrapped)
         return self
 
-    def _wrap(self, function: Any) -> Callable[..., Any]:
+    def _wrap(self, function: Callable[..., Any]) -> Callable[..., Any]:
         clock = time.perf_counter
 
         def counted(*args: Any) -> Any:
@@ -85,11 +89,12 @@ class NativeMeter:
                 setattr(llama_cpp, name, function)
 
 
-def _llama(config: AiConfig) -> Any:
-    return load_llama(config.model)
+def _llama(config: AiConfig) -> Llama:
+    llm: Llama = load_llama(config.model)
+    return llm
 
 
-def _decode_only(llm: Any, prompt: str, seed: int) -> int:
+def _decode_only(llm: Llama, prompt: str, seed: int) -> int:
     """Feed TOKENS tokens one by one after the prompt, sampling nothing."""
     del seed
     loop = TokenLoop(llm)
@@ -104,7 +109,7 @@ def _decode_only(llm: Any, prompt: str, seed: int) -> int:
     return TOKENS
 
 
-def _token_loop(llm: Any, prompt: str, seed: int) -> int:
+def _token_loop(llm: Llama, prompt: str, seed: int) -> int:
     gen = AiConfig().generation
     loop = TokenLoop(llm)
     count = 0
@@ -121,7 +126,7 @@ def _token_loop(llm: Any, prompt: str, seed: int) -> int:
     return count
 
 
-def _generate(llm: Any, prompt: str, seed: int) -> int:
+def _generate(llm: Llama, prompt: str, seed: int) -> int:
     """The previous backend's loop: Llama.generate, a stop criterion, detokenising."""
     gen = AiConfig().generation
     llm.set_seed(seed)
@@ -149,12 +154,12 @@ def _generate(llm: Any, prompt: str, seed: int) -> int:
     return count
 
 
-def _never(input_ids: Any, logits: Any) -> bool:
+def _never(input_ids: npt.NDArray[np.intc], logits: npt.NDArray[np.single]) -> bool:
     del input_ids, logits
     return False
 
 
-def _create_completion(llm: Any, prompt: str, seed: int) -> int:
+def _create_completion(llm: Llama, prompt: str, seed: int) -> int:
     gen = AiConfig().generation
     count = 0
     for _ in llm.create_completion(
@@ -172,7 +177,7 @@ def _create_completion(llm: Any, prompt: str, seed: int) -> int:
     return count
 
 
-PATHS: dict[str, Callable[[Any, str, int], int]] = {
+PATHS: dict[str, Callable[[Llama, str, int], int]] = {
     "decode": _decode_only,
     "token_loop": _token_loop,
     "generate": _generate,
@@ -186,11 +191,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "profile_tokens.json")
     args = parser.parse_args()
-    llm = _llama(AiConfig())
+    config = AiConfig()
+    llm = _llama(config)
     # Warm the shared prefix so every path pays the same short prompt tail.
     _token_loop(llm, build_completion_prompt(prompt_spec(0), ""), 0)
     samples: dict[str, list[tuple[int, float, int, float]]] = {name: [] for name in PATHS}
-    load_before = os.getloadavg()
+    load_before = load_average()
     for round_ in range(args.rounds):
         for i, (name, path) in enumerate(PATHS.items()):
             prompt = build_completion_prompt(prompt_spec(round_ * len(PATHS) + i + 1), "")
@@ -201,7 +207,7 @@ def main() -> int:
                 tokens = path(llm, prompt, round_)
                 wall = time.perf_counter() - begin
             samples[name].append((tokens, wall, meter.calls, meter.seconds))
-    load_after = os.getloadavg()
+    load_after = load_average()
     figures: dict[str, Any] = {}
     for name, runs in samples.items():
         runs = [run for run in runs if run[0]]
@@ -219,15 +225,8 @@ def main() -> int:
     for entry in figures.values():
         entry["rate_over_raw_decode"] = round(decode_ms / entry["ms_per_token_median"], 3)
     report = {
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpu_count": os.cpu_count(),
-            "llama_cpp_python": llama_cpp.__version__,
-        },
+        "machine": machine_header(load_before, model=config.model, load_at_end=load_after),
         "settings": {"rounds": args.rounds, "tokens_per_run": TOKENS, "n_threads": 1},
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg_after": [round(x, 2) for x in load_after],
         "paths": figures,
         "note": (
             "python_ms_per_token: wall time not spent inside llama.cpp calls (the counting "
@@ -240,7 +239,7 @@ def main() -> int:
     return 0
 
 
-def _prefill_only(llm: Any, prompt: str) -> None:
+def _prefill_only(llm: Llama, prompt: str) -> None:
     loop = TokenLoop(llm)
     loop.prefill(loop.tokenize(prompt))
 

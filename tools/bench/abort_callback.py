@@ -8,10 +8,10 @@ The same real-model village run, three ways, interleaved and repeated:
 
 First, on its own, the model's single-token decode time under each mode (interleaved),
 and how many times llama.cpp calls the callback per token. Then a 60 Hz loop of real
-pymunk work (tools/bench_ai.py's physics) beside a worker decoding back to back, the
+pymunk work (tools/bench/runtime_alone.py's physics) beside a worker decoding back to back, the
 modes interleaved in short blocks: the tick cost with nothing else in the way.
 
-    python tools/bench_abort.py --repeats 2 --ticks 900 --out bench/abort.json
+    python tools/bench/abort_callback.py --repeats 2 --ticks 900 --out bench/abort.json
 """
 
 from __future__ import annotations
@@ -21,10 +21,17 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parents[1]
+if TYPE_CHECKING:
+    from _ctypes import CFuncPtr
+
+    from llama_cpp import Llama
+
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -34,13 +41,22 @@ os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 from ai import abort  # noqa: E402
 from game.app import run  # noqa: E402
 from game.cli import Options  # noqa: E402
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 MODES = ("none", "native", "python")
 _ORIGINAL_INSTALL = abort.AbortSwitch.install
 
 
-def _install_for(mode: str) -> Any:
-    def install(self: abort.AbortSwitch, llama_cpp: Any, ctx: Any, native: bool = True) -> None:  # noqa: ARG001
+def _install_for(mode: str) -> Callable[..., None]:
+    """A stand-in for ``AbortSwitch.install`` that installs the callback as ``mode`` says."""
+
+    def install(
+        self: abort.AbortSwitch,
+        llama_cpp: ModuleType,
+        ctx: object,
+        native: bool = True,  # noqa: ARG001
+    ) -> None:
         if mode == "none":
             return
         _ORIGINAL_INSTALL(self, llama_cpp, ctx, native=mode == "native")
@@ -75,7 +91,7 @@ def one_run(mode: str, ticks: int, scenario: str) -> dict[str, Any]:
     }
 
 
-def _load_llm() -> Any:
+def _load_llm() -> Llama:
     import llama_cpp
 
     from ai.config import ModelConfig
@@ -92,7 +108,7 @@ def _load_llm() -> Any:
     )
 
 
-def _set_mode(llm: Any, mode: str, switch: abort.AbortSwitch, python_callback: Any) -> None:
+def _set_mode(llm: Llama, mode: str, switch: abort.AbortSwitch, python_callback: CFuncPtr) -> None:
     import ctypes
 
     import llama_cpp
@@ -119,12 +135,12 @@ def tick_cost(rounds: int, block_s: float) -> dict[str, Any]:
 
     import llama_cpp
 
-    from tools.bench_ai import _Physics
+    from tools.bench.runtime_alone import Physics
 
     llm = _load_llm()
     switch = abort.AbortSwitch()
 
-    def aborted(data: Any) -> bool:
+    def aborted(data: object) -> bool:
         del data
         return switch.is_set
 
@@ -148,7 +164,7 @@ def tick_cost(rounds: int, block_s: float) -> dict[str, Any]:
 
     worker = threading.Thread(target=decode_forever)
     worker.start()
-    physics = _Physics()
+    physics = Physics()
     ticks: dict[str, list[float]] = {mode: [] for mode in MODES}
     try:
         for _ in range(rounds):
@@ -194,7 +210,7 @@ def decode_speed(rounds: int, tokens: int) -> dict[str, Any]:
     switch = abort.AbortSwitch()
     calls = [0]
 
-    def counted(data: Any) -> bool:
+    def counted(data: object) -> bool:
         del data
         calls[0] += 1
         return switch.is_set
@@ -236,6 +252,7 @@ def main() -> int:
     parser.add_argument("--tick-rounds", type=int, default=4)
     parser.add_argument("--block-s", type=float, default=5.0)
     args = parser.parse_args()
+    load_start = load_average()
     decode = decode_speed(args.decode_rounds, 64)
     print(json.dumps(decode))
     ticks = tick_cost(args.tick_rounds, args.block_s)
@@ -264,7 +281,7 @@ def main() -> int:
             }
         )
     result = {
-        "load_average": os.getloadavg(),
+        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
         "decode": decode,
         "tick_beside_decoding": ticks,
         "runs": runs,

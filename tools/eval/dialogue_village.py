@@ -7,7 +7,7 @@ shown within one tick, and the tick times. ``--base REF`` runs the same game fro
 checkout of ``REF`` (a git worktree under the temporary folder), alternating with this
 tree, so machine noise hits both alike. Writes ``bench/dialogue_village.json``:
 
-    python tools/dialogue_village.py --base 4931bc6 --repeats 2
+    python tools/eval/dialogue_village.py --base 4931bc6 --repeats 2
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 
 def checkout(ref: str) -> Path:
@@ -73,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ticks", type=int, default=3600)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "dialogue_village.json")
     args = parser.parse_args(argv)
+    load_start = load_average()
     trees = {"this": ROOT}
     if args.base:
         trees = {f"base {args.base}": checkout(args.base), **trees}
@@ -91,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     document = {
         "what": f"headless village runs, seed 7, {args.ticks} ticks paced at 60 Hz, "
         f"{args.repeats} repeats per tree, trees alternating",
-        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
         "runs": runs,
     }
     args.out.write_text(json.dumps(document, indent=1) + "\n")

@@ -1,6 +1,6 @@
 """Where the two threads spend their time, sampled with py-spy in the real village.
 
-For each mode (``plain``, ``runtime``) runs ``tools/bench_busy.py`` with only that mode
+For each mode (``plain``, ``runtime``) runs ``tools/bench/busy.py`` with only that mode
 (the village at 60 Hz beside a model generating back to back) under py-spy twice:
 
 - ``--native --idle --threads``: every thread's stack, native frames included. A
@@ -14,7 +14,7 @@ For each mode (``plain``, ``runtime``) runs ``tools/bench_busy.py`` with only th
 Needs ``pip install py-spy`` and permission to trace (root, or ptrace_scope 0). Writes
 JSON.
 
-    python tools/profile_gil.py --out bench/gil.json
+    python tools/bench/profile_gil.py --out bench/gil.json
 """
 
 from __future__ import annotations
@@ -30,7 +30,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
+
 RATE = 200  # samples per second; --native pauses the process for each sample
 _LOOP = ("Session.step", "time_sleep", "_Plain.tick", "_Runtime.tick")
 
@@ -43,11 +49,11 @@ def _py_spy() -> str:
 
 
 def _record(mode: str, flags: list[str], seconds: float, workdir: Path) -> tuple[Path, Path]:
-    """One profiled bench_busy run; returns the raw samples and the benchmark's JSON."""
+    """One profiled busy.py run; returns the raw samples and the benchmark's JSON."""
     samples, report = workdir / f"{mode}{flags[0]}.txt", workdir / f"{mode}{flags[0]}.json"
     blocks = max(1, round(seconds / 3))
     command = [_py_spy(), "record", *flags, "--threads", "--format", "raw", "-r", str(RATE)]
-    command += ["-o", str(samples), "--", sys.executable, str(ROOT / "tools" / "bench_busy.py")]
+    command += ["-o", str(samples), "--", sys.executable, str(ROOT / "tools" / "bench" / "busy.py")]
     command += ["--modes", mode, "--blocks", str(blocks), "--block-seconds", "3"]
     command += ["--out", str(report)]
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
@@ -122,7 +128,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=15.0, help="ticking time per run")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "gil.json")
     args = parser.parse_args()
-    load_before = os.getloadavg()
+    load_before = load_average()
     result: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -139,10 +145,9 @@ def main() -> int:
             }
             print(mode, json.dumps(result[mode]), flush=True)
     document = {
+        "machine": machine_header(load_before, model=load_settings(CONFIG_DIR).ai.model),
         "rate_hz": RATE,
         "seconds_per_run": args.seconds,
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "modes": result,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

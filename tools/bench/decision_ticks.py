@@ -7,29 +7,29 @@ phrasings). In the "decisions" arm each reply is followed by a decision on the w
 checked and acted on; in the "no decisions" arm the same lines are said and answered,
 and nothing is decided. Arms alternate round by round, so machine load hits both alike.
 
-    python tools/bench_decisions.py                  # bench/decisions_ticks.json
-    python tools/bench_decisions.py --rounds 1 --ticks 600
+    python tools/bench/decision_ticks.py                  # bench/decisions_ticks.json
+    python tools/bench/decision_ticks.py --rounds 1 --ticks 600
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from game.app import build_village  # noqa: E402
 from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from game.core.stats import summarize_ms  # noqa: E402
+from game.headless.report import report_json  # noqa: E402
 from game.input.bot import Bot  # noqa: E402
 from game.sim.ticks import DT  # noqa: E402
-from tools.bench import machine  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 ASKS = (
     "could you bring me an apple?",
@@ -52,7 +52,7 @@ def run_arm(
     log = bubble_log.open("w", encoding="utf-8", buffering=1) if bubble_log else None
     village = build_village(settings, bubble_log=log)
     if village.ai.wait_ready(120.0) != "ready":
-        raise SystemExit("bench_decisions: the model did not load")
+        raise SystemExit("tools/bench/decision_ticks.py: the model did not load")
     if not decisions:
         village.dialogue.on_reply = None
         village.decider = None
@@ -77,7 +77,7 @@ def run_arm(
         "tick_ms": summarize_ms(samples),
         "overruns": sum(1 for s in samples if s > DT * 1000.0),
         "said": said,
-        "decisions": village.decider.report() if village.decider is not None else {},
+        "decisions": report_json(village.decider.report()) if village.decider is not None else {},
         "lines_shown": dict(village.dialogue.shown),
         "recent_decisions": [row[1] for row in village.decider.hud_rows()[1:]]
         if village.decider is not None
@@ -96,8 +96,8 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "bench" / "decisions_ticks.json"))
     parser.add_argument("--bubble-log", type=Path, help="the first decisions run's bubbles")
     args = parser.parse_args()
-    load_start = [round(x, 2) for x in os.getloadavg()]
-    rounds = []
+    load_start = load_average()
+    rounds: list[dict[str, Any]] = []
     for r in range(args.rounds):
         seed = 3 + r
         on = run_arm(True, args.ticks, seed, args.bubble_log if r == 0 else None)
@@ -114,11 +114,7 @@ def main() -> None:
     median_on = p99_on[len(p99_on) // 2]
     median_off = p99_off[len(p99_off) // 2]
     report = {
-        "machine": {
-            **machine(),
-            "load_average_start": load_start,
-            "load_average_end": [round(x, 2) for x in os.getloadavg()],
-        },
+        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
         "ticks_per_arm": args.ticks,
         "rounds": rounds,
         "tick_p99_ms": {"decisions": median_on, "no_decisions": median_off},

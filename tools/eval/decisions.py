@@ -12,16 +12,15 @@ machine load hits all alike:
 It reports action accuracy, mood accuracy and both together, per intent and attitude,
 and the model's decision latency (submit to answer, through the runtime's queue).
 
-    python tools/eval_decisions.py                 # bench/decisions.json
-    python tools/eval_decisions.py --limit 20      # a quick slice
-    python tools/eval_decisions.py --data assets/dialogue/decisions/corpus.jsonl --held-out
+    python tools/eval/decisions.py                 # bench/decisions.json
+    python tools/eval/decisions.py --limit 20      # a quick slice
+    python tools/eval/decisions.py --data assets/dialogue/decisions/corpus.jsonl --held-out
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from collections import Counter
@@ -29,11 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ai import AiRuntime, Choice, LineCompleted, LineRequest, LlamaBackend, Priority  # noqa: E402
-from ai.model import resolve_model_path, verified_sha256  # noqa: E402
 from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from game.core.stats import summarize_ms  # noqa: E402
 from game.decisions.policy import place_name, resolve  # noqa: E402
@@ -46,6 +44,7 @@ from game.decisions.rules import rules_decision  # noqa: E402
 from game.decisions.situations import Situation, SituationWorld, load_situations  # noqa: E402
 from game.sim.cast import load_cast  # noqa: E402
 from game.sim.level import load_level  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 DATA = ROOT / "tools" / "eval" / "data" / "decisions.jsonl"
 
@@ -74,8 +73,9 @@ def _model_arm(name: str, adapter: str) -> Arm:
     end = time.monotonic() + 180
     while runtime.load_progress().state == "loading" and time.monotonic() < end:
         time.sleep(0.05)
-    if runtime.load_progress().state != "ready":
-        raise SystemExit(f"eval_decisions: {name} model not ready: {runtime.load_progress()}")
+    progress = runtime.load_progress()
+    if progress.state != "ready":
+        raise SystemExit(f"tools/eval/decisions.py: {name} model not ready: {progress}")
     return Arm(name, runtime)
 
 
@@ -150,14 +150,6 @@ def _score(arm: Arm) -> dict[str, Any]:
     return out
 
 
-def _model_sha() -> str:
-    model = load_settings(CONFIG_DIR).ai.model
-    try:
-        return verified_sha256(model, resolve_model_path(model))
-    except Exception:  # the rules-only run needs no model
-        return ""
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(DATA))
@@ -183,7 +175,7 @@ def main() -> None:
         arms.append(_model_arm("village model", "village"))
         if not args.no_base:
             arms.append(_model_arm("base model", ""))
-    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    load = load_average()
     began = time.perf_counter()
     for index, item in enumerate(items):
         for arm in arms:
@@ -214,12 +206,10 @@ def main() -> None:
             arm.runtime.shutdown()
     results = {arm.name: _score(arm) for arm in arms}
     report = {
-        "machine": {
-            "python": platform.python_version(),
-            "cpu_count": __import__("os").cpu_count(),
-            "load_average_start": load,
-            "model_sha256": _model_sha(),
-        },
+        # Both model arms load the same base model file; the rules-only run loads none.
+        "machine": machine_header(
+            load, model=None if args.no_model else load_settings(CONFIG_DIR).ai.model
+        ),
         "data": str(Path(args.data).relative_to(ROOT)),
         "held_out_only": args.held_out,
         "items": len(items),

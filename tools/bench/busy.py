@@ -13,7 +13,7 @@ the whole time. Modes run in interleaved blocks, so machine noise hits them alik
 - ``runtime@X``: ``runtime`` with ``sys.setswitchinterval(X)``, for each X given in
   ``--switch-intervals``, so switch intervals are compared within one run;
 - ``subprocess``: the prototype alternative, the same backend in a child process
-  (``tools/subprocess_worker.py``), lines coming back whole through a pipe.
+  (``tools/peers/subprocess_worker.py``), lines coming back whole through a pipe.
 
 The switch interval is process-wide, so it is set at the start of every block: Python's
 default for ``off``, ``plain`` and ``subprocess`` (the textbook design does not touch
@@ -22,8 +22,8 @@ time is ``village.step`` plus the generator's calls at that tick. ``--load N`` k
 busy-loop processes running beside it, for the loaded condition. Records the load
 average before and after. Writes JSON.
 
-    python tools/bench_busy.py --blocks 12 --out bench/busy.json
-    python tools/bench_busy.py --blocks 12 --load 2 --out bench/busy_loaded.json
+    python tools/bench/busy.py --blocks 12 --out bench/busy.json
+    python tools/bench/busy.py --blocks 12 --load 2 --out bench/busy_loaded.json
 """
 
 from __future__ import annotations
@@ -33,17 +33,25 @@ import dataclasses
 import gc
 import json
 import os
-import platform
 import queue
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parents[1]
+if TYPE_CHECKING:
+    # Only for the types: ai/ is imported in main(), from the tree --ai-from names.
+    from llama_cpp import Llama
+    from llama_cpp.llama_types import CreateCompletionStreamResponse
+
+    from ai import AiConfig, AiRuntime, GenerationConfig, LineRequest, PromptSpec
+    from tools.peers.subprocess_worker import SubprocessWorker
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TICK_S = 1.0 / 60.0
 MODES = ("off", "plain", "runtime", "runtime-stream", "subprocess")
@@ -63,7 +71,14 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 class _Plain:
     """The simplest peer: a worker thread, a request queue and a task queue."""
 
-    def __init__(self, llm: Any, gen: Any, complete: Callable[..., Any]) -> None:
+    def __init__(
+        self,
+        llm: Llama,
+        gen: GenerationConfig,
+        complete: Callable[
+            [Llama, str, GenerationConfig, int], Iterator[CreateCompletionStreamResponse]
+        ],
+    ) -> None:
         self.requests: queue.Queue[str | None] = queue.Queue()
         self.tasks: queue.Queue[str | None] = queue.Queue()
         self.busy = False
@@ -119,9 +134,9 @@ class _Plain:
 class _Runtime:
     """The project's runtime, generating back to back."""
 
-    def __init__(self, ai: Any, config: Any, stream: bool) -> None:
+    def __init__(self, ai: ModuleType, config: AiConfig, stream: bool) -> None:
         self._ai = ai
-        self.runtime = ai.AiRuntime(config, ai.LlamaBackend(config), _Fallback())
+        self.runtime: AiRuntime = ai.AiRuntime(config, ai.LlamaBackend(config), _Fallback())
         self.runtime.start()
         while self.runtime.load_progress().state == "loading":
             time.sleep(0.01)
@@ -132,11 +147,11 @@ class _Runtime:
         self._count = 0
         self.lines: list[tuple[int, float]] = []
 
-    def request(self, prompt_spec: Any, stream: bool) -> Any:
+    def request(self, prompt_spec: PromptSpec, stream: bool) -> LineRequest:
         """A back-to-back request; ``stream`` where this version of the runtime has it."""
         self._count += 1
         extra = {"stream": stream} if self._streams else {}
-        return self._ai.LineRequest(
+        request: LineRequest = self._ai.LineRequest(
             npc_id=self._count % 50,
             priority=self._ai.Priority.REACTIVE,
             signature=f"busy-{self._count}",
@@ -146,11 +161,12 @@ class _Runtime:
             timeout_s=20.0,
             **extra,
         )
+        return request
 
-    def tick(self, busy: bool, prompt_spec: Any, stream: bool) -> None:
+    def tick(self, busy: bool, prompt_spec: PromptSpec | None, stream: bool) -> None:
         """Poll; keep one request waiting while busy."""
         runtime = self.runtime
-        if busy and runtime.queue_depth == 0:
+        if busy and prompt_spec is not None and runtime.queue_depth == 0:
             runtime.submit(self.request(prompt_spec, stream))
         for event in runtime.poll():
             if isinstance(event, self._ai.LineCompleted) and event.stats.tokens_per_s > 0:
@@ -163,7 +179,7 @@ class _Runtime:
 
 
 class _Fallback:
-    def fallback_line(self, request: Any) -> str:
+    def fallback_line(self, request: LineRequest) -> str:
         return "..."
 
 
@@ -242,17 +258,16 @@ def main() -> int:
         sys.path.insert(0, str(args.ai_from.resolve()))
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
-    from llama_cpp import __version__
-
     import ai
     from ai.prompt import build_completion_prompt
     from game.app import build_village
     from game.config.settings import CONFIG_DIR, load_settings
     from game.core.gcwatch import settle_heap
     from game.input.bot import Bot
-    from tools.bench_ai import prompt_spec
-    from tools.plain_runtime import completion_stream, load_llama
-    from tools.subprocess_worker import SubprocessWorker, prototype_report, rss_mb
+    from tools.bench.machine import load_average, machine_header
+    from tools.bench.runtime_alone import prompt_spec
+    from tools.peers.plain_runtime import completion_stream, load_llama
+    from tools.peers.subprocess_worker import SubprocessWorker, prototype_report, rss_mb
 
     settings = load_settings(
         CONFIG_DIR, ('game.dialogue.ai_mode="off"', f'game.headless.scenario="{args.scenario}"')
@@ -287,7 +302,9 @@ def main() -> int:
         level=world.level_view(),
         talk_radius=world.talk_radius,
     )
-    generators: list[Any] = [g for g in (plain, runtime, child) if g is not None]
+    generators: list[_Plain | _Runtime | SubprocessWorker] = [
+        g for g in (plain, runtime, child) if g is not None
+    ]
     main_tid = threading.get_native_id()
 
     def worker_tid(mode: str) -> int | None:
@@ -305,7 +322,7 @@ def main() -> int:
     loads = _busy_loads(args.load)
     ticks: dict[str, list[float]] = {m: [] for m in modes}
     calls: dict[str, list[float]] = {m: [] for m in modes}
-    load_before = os.getloadavg()
+    load_before = load_average()
     settle_heap()
     started = time.perf_counter()
     count = 0
@@ -366,7 +383,7 @@ def main() -> int:
                 counts[3] += worker_after[0] - worker_before[0]
                 counts[4] += worker_after[1] - worker_before[1]
     finally:
-        load_after = os.getloadavg()
+        load_after = load_average()
         for process in loads:
             process.terminate()
             process.wait()
@@ -382,12 +399,7 @@ def main() -> int:
     off_p99 = tick_ms.get("off", {}).get("p99")
     rates = {m: _rate(lines) for m, lines in mode_lines.items() if m != "off"}
     report = {
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpu_count": os.cpu_count(),
-            "llama_cpp_python": __version__,
-        },
+        "machine": machine_header(load_before, model=model, load_at_end=load_after),
         "settings": {
             "scenario": args.scenario,
             "blocks_per_mode": args.blocks,
@@ -398,8 +410,6 @@ def main() -> int:
             "ai_from": str(args.ai_from) if args.ai_from else "this tree",
             "n_threads": model.n_threads,
         },
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg_after": [round(x, 2) for x in load_after],
         "wall_s": round(time.perf_counter() - started, 1),
         "tick_ms": tick_ms,
         "tick_p99_over_off": {

@@ -10,7 +10,7 @@ The same prompts then go through plain llama-cpp-python for a tokens/s
 baseline. Each ``sys.setswitchinterval`` value given is a separate run; the
 first one is the headline. Writes everything as JSON.
 
-    python tools/bench_ai.py --seconds 20 --out bench/bench_ai.json
+    python tools/bench/runtime_alone.py --seconds 20 --out bench/bench_ai.json
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ import argparse
 import gc
 import hashlib
 import json
-import os
-import platform
 import statistics
 import sys
 import threading
@@ -29,11 +27,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import llama_cpp  # noqa: E402
+# Imported before the timed model load, so the load time leaves the import out.
+import llama_cpp  # noqa: E402, F401
 import pymunk  # noqa: E402
 
 from ai import (  # noqa: E402
@@ -50,7 +49,8 @@ from ai import (  # noqa: E402
 )
 from ai.metrics import Percentiles, summarize  # noqa: E402
 from ai.prompt import build_completion_prompt  # noqa: E402
-from tools.plain_runtime import completion_stream, load_llama  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
+from tools.peers.plain_runtime import completion_stream, load_llama  # noqa: E402
 
 TICK_S = 1.0 / 60.0
 WORK_S = 0.002
@@ -105,7 +105,7 @@ def _request(i: int, priority: Priority = Priority.REACTIVE) -> LineRequest:
     )
 
 
-class _Physics:
+class Physics:
     """A pymunk space with a few hundred bodies, read body by body like a game reads it.
 
     Every pymunk call releases the GIL and takes it back, which is what exposes the
@@ -138,7 +138,7 @@ class _Physics:
         return sum(body.position.y for body in self.bodies)
 
 
-def _calibrate_work(physics: _Physics) -> int:
+def _calibrate_work(physics: Physics) -> int:
     """Loop count that, with one physics step, takes about WORK_S on this machine."""
     n = 20_000
     samples, steps = [], []
@@ -168,7 +168,7 @@ def _ms(p: Percentiles) -> dict[str, float]:
 class _Loop:
     """A fixed 60 Hz loop whose tick and wake-up figures accumulate across blocks."""
 
-    def __init__(self, runtime: AiRuntime, work_n: int, physics: _Physics) -> None:
+    def __init__(self, runtime: AiRuntime, work_n: int, physics: Physics) -> None:
         self.runtime = runtime
         self.work_n = work_n
         self.physics = physics
@@ -312,7 +312,7 @@ def _condition(
     seconds: float,
     block_s: float,
     work_n: int,
-    physics: _Physics,
+    physics: Physics,
 ) -> tuple[dict[str, Any], float]:
     """Interleaved idle / busy / control blocks at one switch interval."""
     # The runtime applies its configured switch interval on start.
@@ -375,6 +375,7 @@ def main() -> int:
     )
     parser.add_argument("--threads", type=int, default=1, help="llama n_threads(_batch)")
     args = parser.parse_args()
+    load_start = load_average()
 
     base = AiConfig()
     config = replace(
@@ -384,7 +385,7 @@ def main() -> int:
         generation=GenerationConfig(),
     )
     default_interval = sys.getswitchinterval()
-    physics = _Physics()
+    physics = Physics()
     work_n = _calibrate_work(physics)
     runs = []
     load_s = 0.0
@@ -403,19 +404,13 @@ def main() -> int:
     ratio = head["tick_p99_ratio"]["busy_over_idle"]
     api_p99 = head["api_call_ms"]["all"]["p99"]
     report = {
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpu_count": os.cpu_count(),
-            "llama_cpp_python": llama_cpp.__version__,
-        },
+        "machine": machine_header(load_start, model=config.model),
         "settings": {
             "seconds_idle_and_busy_per_run": args.seconds,
             "block_seconds": args.block_seconds,
             "tick_hz": 60,
             "work_ms_per_tick": WORK_S * 1e3,
             "physics_bodies_per_tick": PHYSICS_BODIES,
-            "loadavg": [round(x, 2) for x in os.getloadavg()],
             "n_threads": args.threads,
             "n_threads_batch": args.threads,
             "headline_switch_interval_s": head["switch_interval_s"],

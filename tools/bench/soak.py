@@ -11,7 +11,7 @@ seconds, then stops it with SIGTERM as a player's quit would. Reports:
 - the machine's own stalls, from an idle thread in this process that sleeps 5 ms at a
   time and counts wake-ups more than a frame late (the machine is shared).
 
-    python tools/soak.py --minutes 30 --out bench/soak.json
+    python tools/bench/soak.py --minutes 30 --out bench/soak.json
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import signal
 import subprocess
 import sys
@@ -29,7 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 
 def rss_kb(pid: int) -> tuple[int, int, int] | None:
@@ -85,14 +89,6 @@ class StallProbe:
                 self.late_over_frame += 1
 
 
-def load_average() -> tuple[float, float, float] | None:
-    """The machine's 1/5/15-minute load average, to state the load the run saw."""
-    try:
-        return os.getloadavg()
-    except OSError:
-        return None
-
-
 def soak(minutes: float, scenario: str, warmup_s: float, sample_s: float) -> dict[str, Any]:
     """Run the game for ``minutes`` and return the soak figures."""
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
@@ -107,7 +103,7 @@ def soak(minutes: float, scenario: str, warmup_s: float, sample_s: float) -> dic
             )
             start = time.monotonic()
             samples: list[tuple[float, int, int, int]] = []
-            loads: list[tuple[float, float, float]] = []
+            loads: list[tuple[float, ...]] = []
             end = start + minutes * 60.0
             with StallProbe() as probe:
                 while time.monotonic() < end and process.poll() is None:
@@ -115,7 +111,7 @@ def soak(minutes: float, scenario: str, warmup_s: float, sample_s: float) -> dic
                     if rss is not None:
                         samples.append((round(time.monotonic() - start, 1), *rss))
                     load = load_average()
-                    if load is not None:
+                    if load:
                         loads.append(load)
                     time.sleep(sample_s)
             quit_at = time.monotonic()
@@ -156,13 +152,11 @@ def soak(minutes: float, scenario: str, warmup_s: float, sample_s: float) -> dic
         "pending_after_shutdown": ai.get("after_shutdown"),
         "exceptions": stderr.count("Traceback"),
         "error_lines": [line for line in stderr.splitlines() if " ERROR " in line][:20],
-        "load_average": {
+        "load_average_while_running": {
             "min_1m": min(s[0] for s in loads) if loads else None,
             "max_1m": max(s[0] for s in loads) if loads else None,
             "mean_1m": round(sum(s[0] for s in loads) / len(loads), 2) if loads else None,
         },
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
         "rss_samples": samples,
     }
 
@@ -175,7 +169,10 @@ def main() -> int:
     parser.add_argument("--sample-s", type=float, default=5.0)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "soak.json")
     args = parser.parse_args()
-    result = soak(args.minutes, args.scenario, args.warmup_s, args.sample_s)
+    load_start = load_average()
+    figures = soak(args.minutes, args.scenario, args.warmup_s, args.sample_s)
+    model = load_settings(CONFIG_DIR).ai.model
+    result = {"machine": machine_header(load_start, model=model), **figures}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     summary = {k: v for k, v in result.items() if k != "rss_samples"}

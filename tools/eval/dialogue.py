@@ -7,12 +7,12 @@ line cleaning, and the real model. Shown lines enter the villager's memory as in
 game. Then chat questions check that the answer holds the expected fact, and timed chats
 with 0, 3 and 6 exchanges of history give the time to first token.
 
-    python tools/dialogue_eval.py                      # every situation; bench/dialogue.json
-    python tools/dialogue_eval.py --slice 20           # about 20 situations, a few chats
-    python tools/dialogue_eval.py --ab generation.candidates=1,3
-    python tools/dialogue_eval.py --ab 'model.adapter=village,""'   # the adapter against none
-    python tools/dialogue_eval.py --pairs 60           # also blind pairs and their key
-    python tools/dialogue_eval.py --score-answers bench/dialogue_answers.txt
+    python tools/eval/dialogue.py                      # every situation; bench/dialogue.json
+    python tools/eval/dialogue.py --slice 20           # about 20 situations, a few chats
+    python tools/eval/dialogue.py --ab generation.candidates=1,3
+    python tools/eval/dialogue.py --ab 'model.adapter=village,""'   # the adapter against none
+    python tools/eval/dialogue.py --pairs 60           # also blind pairs and their key
+    python tools/eval/dialogue.py --score-answers bench/dialogue_answers.txt
 
 An A/B run alternates the two settings situation by situation (each keeps its own
 memories), so machine load hits both alike.
@@ -26,11 +26,12 @@ import random
 import sys
 import time
 import tomllib
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ai import (  # noqa: E402
@@ -55,9 +56,10 @@ from game.dialogue.persona_prompt import Persona, shared_context  # noqa: E402
 from game.dialogue.templates import TemplateLines  # noqa: E402
 from game.sim.cast import Cast, load_cast  # noqa: E402
 from game.sim.events import Trigger  # noqa: E402
-from tools.dialogue_metrics import line_flags, summarize_lines, timing  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
+from tools.eval.dialogue_metrics import line_flags, summarize_lines, timing  # noqa: E402
 
-DATA = ROOT / "tools" / "dialogue_data"
+DATA = ROOT / "tools" / "eval" / "data" / "dialogue"
 SITUATIONS = DATA / "situations.json"
 QUESTIONS = DATA / "chat.toml"
 BENCH = ROOT / "bench"
@@ -136,7 +138,8 @@ class _Fallback:
         self._templates = templates
 
     def fallback_line(self, request: LineRequest) -> str:
-        npc_id, trigger = request.snapshot  # type: ignore[misc]
+        # The harness's own requests carry (villager, trigger) as their snapshot.
+        npc_id, trigger = typing.cast(tuple[int, Trigger], request.snapshot)
         return self._templates.line(npc_id, trigger, "traveller")
 
 
@@ -182,7 +185,7 @@ class Harness:
                 time.sleep(0.05)
             progress = arm.runtime.load_progress()
             if progress.state != "ready":
-                raise SystemExit(f"dialogue_eval: model not ready ({progress})")
+                raise SystemExit(f"tools/eval/dialogue.py: model not ready ({progress})")
             # As the game does: the style the loaded model was tuned for.
             arm.planner.use_style("village" if progress.prompt_style == "village" else "fewshot")
             self._ask(arm, LineAskParts(1, Trigger.AMBIENT, priority_of(Trigger.AMBIENT)))
@@ -600,7 +603,10 @@ def main(argv: list[str] | None = None) -> int:
         (BENCH / "dialogue_preference.json").write_text(json.dumps(result, indent=1) + "\n")
         print(json.dumps(result))
         return 0
-    report = evaluate(args)
+    load_start = load_average()
+    figures = evaluate(args)
+    model = None if args.backend == "scripted" else load_settings(CONFIG_DIR).ai.model
+    report = {"machine": machine_header(load_start, model=model), **figures}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
     table = markdown(report)

@@ -3,7 +3,7 @@
 Run under a display (``xvfb-run`` on a headless machine); the AI is off, so every line is
 a template line and the pictures are the same from run to run:
 
-    xvfb-run -s "-screen 0 1280x720x24" .venv/bin/python tools/feel_shots.py
+    xvfb-run -s "-screen 0 1280x720x24" .venv/bin/python tools/docs/feel_shots.py
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

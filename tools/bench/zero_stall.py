@@ -1,13 +1,13 @@
 """The zero-stall benchmark: the same scenarios with the AI off, async, sync and the plain peer.
 
-Every configuration runs as its own headless game process (``tools/bench_game.py``,
+Every configuration runs as its own headless game process (``tools/bench/headless_game.py``,
 which is ``python -m game`` with a choice of runtime), paced at real time so the model
 beside the loop sees what a player's game would see. The modes:
 
 - ``off``: template lines only, no model;
 - ``async``: the game's ``AiRuntime`` (zero stall); ``sync``: the naive baseline;
 - ``plain``: the same game served by the textbook design, the simplest peer
-  (``tools/plain_runtime.py``: a ``queue.Queue``, one worker thread calling
+  (``tools/peers/plain_runtime.py``: a ``queue.Queue``, one worker thread calling
   ``Llama.create_completion(stream=True)``, a task queue drained every tick);
 - ``async-busy`` and ``plain-busy``: the same two with the worker kept generating back
   to back by filler lines the game never sees, so it is busy the whole time, not only
@@ -22,10 +22,10 @@ props together. Each run records the machine's load average. Writes
 127.0.0.1 with the packaged model: the same machine, so the server competes with the
 game and the in-process model for the same two cores. Writes ``bench/tiers.json``.
 
-    python tools/bench.py                 # the full run (about 13 minutes on 2 cores)
-    python tools/bench.py --ticks 600     # as `make bench-all` runs it (about 9 minutes)
-    python tools/bench.py --quick         # a short run for a smoke check
-    python tools/bench.py --tiers         # local tier against local + remote
+    python tools/bench/zero_stall.py              # the full run (about 13 minutes on 2 cores)
+    python tools/bench/zero_stall.py --ticks 600  # as `make bench-all` runs it (about 9 minutes)
+    python tools/bench/zero_stall.py --quick      # a short run for a smoke check
+    python tools/bench/zero_stall.py --tiers      # local tier against local + remote
 """
 
 from __future__ import annotations
@@ -33,20 +33,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-ROOT = Path(__file__).resolve().parent.parent
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tools.bubble_audit import audit  # noqa: E402
-from tools.loopback import LlamaServer  # noqa: E402
+from ai import ModelConfig  # noqa: E402
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from tests.support.loopback import LlamaServer  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
+from tools.eval.bubble_audit import audit  # noqa: E402
 
 MODES = ("off", "async", "sync", "plain", "async-busy", "plain-busy")
 SCENARIOS = ("village", "ambush", "crowd")
@@ -70,11 +75,11 @@ def run_game(
     """Run one headless game; return its report with the bubble-log audit folded in."""
     report_path, log_path = workdir / f"{tag}.json", workdir / f"{tag}.jsonl"
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
-    command = [sys.executable, str(ROOT / "tools" / "bench_game.py"), *(runtime or [])]
+    command = [sys.executable, str(ROOT / "tools" / "bench" / "headless_game.py"), *(runtime or [])]
     command += ["--headless", "--samples", "--log", "WARNING"]
     command += ["--report", str(report_path), "--bubble-log", str(log_path), *args]
     started = time.perf_counter()
-    load_before = os.getloadavg()[0]
+    load_before = load_average()
     result = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if result.returncode != 0 and not report_path.exists():
         raise SystemExit(f"{tag} failed ({result.returncode}):\n{result.stderr[-2000:]}")
@@ -84,7 +89,7 @@ def run_game(
     if result.returncode != 0:
         print(f"  {tag}: exited with {result.returncode} after writing its report", flush=True)
     report["audit"] = audit(log_path)
-    report["loadavg_1min"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
+    report["load_average_1min"] = [*load_before[:1], *load_average()[:1]]
     tick = report["tick_ms"]
     elapsed = time.perf_counter() - started
     print(
@@ -119,7 +124,7 @@ def summary(report: dict[str, Any]) -> dict[str, Any]:
         "audit": report["audit"],
         "npcs": report["npcs"],
         "props": report["props"],
-        "loadavg_1min": report["loadavg_1min"],
+        "load_average_1min": report["load_average_1min"],
         "exit_code": report["exit_code"],
     }
 
@@ -477,7 +482,7 @@ def _peer_chart(peers: list[dict[str, Any]], path: Path) -> str:
     return _save(fig, path)
 
 
-def _save(fig: Any, path: Path) -> str:
+def _save(fig: Figure, path: Path) -> str:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return _shown(path)
@@ -489,22 +494,9 @@ def _shown(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-def machine() -> dict[str, Any]:
-    """What the figures were measured on."""
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-    }
+def _model() -> ModelConfig:
+    """The model the game's configuration names, which every run loads."""
+    return load_settings(CONFIG_DIR).ai.model
 
 
 def main() -> int:
@@ -534,19 +526,19 @@ def main() -> int:
         parser.error("the modes must include off: every ratio is taken against it")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    load_before = os.getloadavg()
+    load_before = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         results = bench_modes(args, workdir)
         scale = [] if args.no_scale else bench_scale(args, workdir)
-    load_after = os.getloadavg()
+    load_after = load_average()
     peers = compare_peers(results, args.scenarios)
     written = charts(results, peers, args.out.parent)
     results.pop("_samples")
     summary_path = args.out.with_suffix(".md")
     summary_path.write_text(tables(results, scale) + "\n" + peer_table(peers))
     document = {
-        "machine": machine(),
+        "machine": machine_header(load_before, model=_model(), load_at_end=load_after),
         "settings": {
             "repeats": args.repeats,
             "ticks": args.ticks,
@@ -554,8 +546,6 @@ def main() -> int:
             "scenarios": list(args.scenarios),
             "modes": list(args.modes),
         },
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg_after": [round(x, 2) for x in load_after],
         "wall_s": round(time.perf_counter() - started, 1),
         "modes": results,
         "peers": peers,
@@ -573,22 +563,20 @@ def main_tiers(args: argparse.Namespace) -> int:
         args.repeats, args.ticks = 1, 300
     out = args.out.with_name("tiers.json")
     started = time.perf_counter()
-    load = os.getloadavg()
+    load = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         tiers = bench_tiers(args, Path(tmp))
     out.with_suffix(".md").write_text(tier_table(tiers))
     document = {
-        "machine": machine(),
+        "machine": machine_header(load, model=_model()),
         "settings": {"repeats": args.repeats, "ticks": args.ticks, "paced": True},
-        "load_average_at_start": [round(x, 2) for x in load],
-        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "server": "python -m llama_cpp.server on 127.0.0.1, same machine, 1 thread",
         "wall_s": round(time.perf_counter() - started, 1),
         **tiers,
     }
     out.write_text(json.dumps(document, indent=2) + "\n")
     print(tier_table(tiers))
-    print(f"wrote {out.relative_to(ROOT)}")
+    print(f"wrote {_shown(out)}")
     return 0
 
 

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 

@@ -1,0 +1,1 @@
+"""Benchmarks and profilers: each writes its figures as JSON under bench/."""

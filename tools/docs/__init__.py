@@ -1,0 +1,1 @@
+"""Generators of the documentation's figures: benchmark tables and screenshots."""

@@ -1,0 +1,1 @@
+"""The peer runtime designs the benchmarks measure the game's runtime against."""
