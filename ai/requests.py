@@ -102,6 +102,9 @@ class LineRequest:
     submit; past it the request is cancelled and answered with a fallback.
     ``stream``: send a ``TokenStreamed`` event per token, for a line that types
     into its bubble (chat). Other lines arrive whole and cost no event per token.
+    ``value``: what the line is worth per second of worker time, as the caller
+    judges it; within a priority the most valuable request runs first (and the
+    least valuable is evicted first). Requests of equal value run oldest first.
     """
 
     npc_id: int
@@ -115,6 +118,7 @@ class LineRequest:
     stream: bool = False
     plan: CandidatePlan | None = None
     choice: Choice | None = None
+    value: float = 0.0
 
     def read_ahead(self) -> LineRequest:
         """This request cut down to reading its prompt into the model's cache.

@@ -66,11 +66,12 @@ class Ticket:
 class Scheduler:
     """Priority queue with duplicate lookup and lowest-priority eviction.
 
-    Within one priority, requests run oldest first. When the queue is full,
-    the oldest request of the lowest queued priority is evicted to make room;
-    an incoming request of strictly lower priority than everything queued is
-    the one turned away. So a submit at the highest queued priority or above
-    always gets in.
+    Within one priority, the request of the highest ``value`` runs first, and of
+    equal values the oldest. When the queue is full, the least valuable (then the
+    oldest) request of the lowest queued priority is evicted to make room; an
+    incoming request of strictly lower priority than everything queued is the one
+    turned away. So a submit at the highest queued priority or above always gets in.
+    Queues hold tens of requests, so a scan per pop costs microseconds.
     """
 
     def __init__(self, capacity: int) -> None:
@@ -100,7 +101,9 @@ class Scheduler:
             lowest = self._lowest_priority()
             if lowest is None or ticket.priority < lowest:
                 return ticket
-            evicted = self._queues[lowest].popleft()
+            queue = self._queues[lowest]
+            evicted = min(queue, key=lambda t: t.request.value)  # the oldest of a tie
+            queue.remove(evicted)
             self._depth -= 1
             self.release(evicted)
         self._queues[ticket.priority].append(ticket)
@@ -115,11 +118,18 @@ class Scheduler:
         self._by_signature[ticket.request.signature] = ticket
 
     def pop(self) -> Ticket | None:
-        """Take the oldest request of the highest non-empty priority."""
+        """Take the most valuable (then oldest) request of the highest non-empty priority."""
         for queue in reversed(self._queues):
             if queue:
                 self._depth -= 1
-                return queue.popleft()
+                best = queue[0]
+                for ticket in queue:
+                    if ticket.request.value > best.request.value:
+                        best = ticket
+                if best is queue[0]:
+                    return queue.popleft()
+                queue.remove(best)
+                return best
         return None
 
     def remove(self, ticket: Ticket) -> bool:

@@ -17,6 +17,7 @@ VILLAGE_ADAPTER_PATH = ASSETS_DIR / "models" / "village-lora.gguf"
 
 AiMode = Literal["async", "sync", "off"]
 Scenario = Literal["village", "ambush", "crowd"]
+AdmissionMode = Literal["value", "queue"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,10 @@ class DialogueConfig:
     bubble_s: float = 4.0
     chat_bubble_s: float = 7.0
     sync_wait_s: float = 5.0
+    admission: AdmissionMode = "value"
+    """"value": asks are judged by what their line is worth (game/dialogue/worth.py),
+    greetings are never late; "queue": every ask is submitted and waited for, in
+    priority order (the scheduler before value admission, kept for comparison)."""
 
     def __post_init__(self) -> None:
         if not 0.5 <= self.bubble_s <= 30.0:

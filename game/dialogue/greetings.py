@@ -1,20 +1,23 @@
 """Greetings prepared before they are needed: notice, predict, use, settle.
 
 Every few ticks the encounter predictor says which villagers the player is about to
-reach. For each confident prediction a greeting is asked for at once, at predictive
-priority, and kept with its snapshot when it arrives. When the greeting's trigger fires
-the prepared line is shown in the same tick if it still fits the world. A prediction
-that is withdrawn cancels its request; a line nobody needs expires; a line that a hit
-or a fall has made wrong is dropped. Every outcome is counted.
+reach. For each confident prediction worth the worker's time (``admission``) a greeting
+is asked for at once, at predictive priority, and kept with its snapshot when it
+arrives. When the greeting's trigger fires the prepared line is shown in the same tick
+if it still fits the world; if none is ready, the caller shows a template line in that
+tick, and a request still in flight is cancelled and counted late: a greeting is never
+late. A prediction that is withdrawn cancels its request; a line nobody needs expires;
+a line that a hit or a fall has made wrong is dropped. Every outcome is counted.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ai import LineRuntime
+from game.dialogue.admission import Admission, WorkerTime
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineEvent, LineOrigin, LineReady
 from game.dialogue.prediction import EncounterPredictor
@@ -63,8 +66,12 @@ class GreetingPreparer:
         timing: Timing,
         rate_limit_s: float,
         emit: Emit,
+        admission: Admission | None = None,
+        worker_time: WorkerTime | None = None,
     ) -> None:
         self._runtime = runtime
+        self._admission = admission
+        self._worker_time = worker_time or WorkerTime()
         self._world = world
         self._builder = builder
         self._records = records
@@ -93,20 +100,38 @@ class GreetingPreparer:
         for change in self._predictor.update(me, world.greeter_motions()):
             record = None if change.started else self._records.prediction_for(change.npc_id)
             if record is not None:
-                self._runtime.cancel(record.handle)
-                self._records.remove(record.handle)
-                self.outcomes["cancelled"] += 1
-        for npc_id in self._predictor.active:
+                self._withdraw(record, "cancelled")
+        for npc_id, eta_s in self._predictor.active.items():
             last_asked = self._asked_tick.get(npc_id, -self._retry_ticks)
             if self._wants(npc_id) and tick - last_asked >= self._retry_ticks:
-                self._ask(tick, npc_id, player.id)
+                self._ask(tick, npc_id, player.id, eta_s)
 
     def _wants(self, npc_id: int) -> bool:
         return npc_id not in self.ready and self._records.prediction_for(npc_id) is None
 
-    def _ask(self, tick: int, npc_id: int, player_id: int) -> None:
+    def _withdraw(self, record: LineRecord, outcome: str) -> None:
+        """Stop a prediction's request; its worker time so far is booked as ``outcome``."""
+        self._runtime.cancel(record.handle)
+        self._records.remove(record.handle)
+        self._worker_time.settle(record.handle.id, outcome)
+        self.outcomes[outcome] += 1
+
+    def _ask(self, tick: int, npc_id: int, player_id: int, eta_s: float) -> None:
         self._asked_tick[npc_id] = tick
         request = self._builder.request(LineAsk(tick, npc_id, Trigger.GREET, player_id), True)
+        admission = self._admission
+        if admission is not None:
+            verdict = admission.judge(
+                request,
+                Trigger.GREET,
+                window_s=request.deadline_s,
+                eta_s=eta_s,
+                ttl_s=self._timing.prepared_ttl_s,
+            )
+            if not verdict.admitted:
+                admission.count_shed(Trigger.GREET)
+                return
+            request = replace(request, value=verdict.value)
         handle = self._runtime.submit(request)
         self._records.add(LineRecord(LineKind.PREDICTION, handle, request, ask=None))
         self.issued += 1
@@ -122,17 +147,32 @@ class GreetingPreparer:
                 del self.ready[npc_id]
                 self._checker.stale["topic_changed"] += 1
                 self.outcomes["stale"] += 1
+                self._worker_time.settle(line.request_id, "rejected")
             elif tick > line.expires_tick:
                 del self.ready[npc_id]
                 self.outcomes["expired"] += 1
+                self._worker_time.settle(line.request_id, "expired")
 
     # -- use ------------------------------------------------------------------
 
     def use(self, ask: LineAsk) -> bool:
-        """The greeting fired: show the prepared line, or wait for the one in flight.
+        """The greeting fired: show the prepared line if it is ready and still fits.
 
-        Returns False when there is neither, and the caller asks for a line as usual.
+        Returns False when there is none, and the caller shows a template line in this
+        tick. A request still in flight would be late: it is cancelled and counted.
         """
+        self._predictor.forget(ask.npc_id)
+        prepared = self.ready.pop(ask.npc_id, None)
+        if prepared is not None:
+            return self._show(ask, prepared, ask.tick)
+        record = self._records.prediction_for(ask.npc_id)
+        if record is not None:
+            self._withdraw(record, "late")
+        return False
+
+    def use_or_wait(self, ask: LineAsk) -> bool:
+        """As before value admission: show the prepared line, or let the request in
+        flight answer the greeting whenever it ends (a late line). False when neither."""
         self._predictor.forget(ask.npc_id)
         prepared = self.ready.pop(ask.npc_id, None)
         if prepared is not None:
@@ -153,6 +193,7 @@ class GreetingPreparer:
         request_id = record.handle.id
         if origin == "fallback":
             self.outcomes["failed"] += 1
+            self._worker_time.settle(request_id, "failed")
             if record.ask is not None and self._checker.reject(snapshot, tick) is None:
                 live = self._checker.live(snapshot)
                 self._emit(
@@ -169,8 +210,10 @@ class GreetingPreparer:
         snapshot = line.snapshot
         if self._checker.reject(snapshot, tick) is not None:
             self.outcomes["stale"] += 1
+            self._worker_time.settle(line.request_id, "rejected")
             return False
         self.outcomes["used"] += 1
+        self._worker_time.settle(line.request_id, "shown")
         live = self._checker.live(snapshot)
         self._emit(
             LineReady(ask, line.text, "prepared", snapshot, live, line.tier, line.request_id)
@@ -188,6 +231,7 @@ class GreetingPreparer:
             cancelled=outcomes["cancelled"],
             stale=outcomes["stale"],
             failed=outcomes["failed"],
+            late=outcomes["late"],
             in_flight=in_flight,
             ready=len(self.ready),
         )

@@ -22,10 +22,12 @@ from ai import (
     LineCompleted,
     LineRequest,
     LineRuntime,
+    RequestStarted,
     SchedulerConfig,
     TokenStreamed,
 )
 from ai.events import TERMINAL_EVENTS, RequestTimedOut
+from game.dialogue.admission import OUTCOMES, Admission, WorkerTime
 from game.dialogue.chat_streams import ChatStreams
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.greetings import GreetingPreparer
@@ -47,7 +49,7 @@ from game.dialogue.request_builder import RequestBuilder
 from game.dialogue.templates import TemplateLines
 from game.dialogue.timing import Timing
 from game.dialogue.validation import Checker
-from game.headless.report import ModelReport
+from game.headless.report import ModelReport, WorkerReport
 from game.sim.events import Trigger
 from game.sim.world import World
 from game.ui.views import LoadView
@@ -61,6 +63,14 @@ _PREDICT_EVERY = 3
 # few onlookers get model lines, the rest answer at once from their templates.
 _CROWD_TRIGGERS = frozenset({Trigger.TOPPLED})
 _MODEL_VOICES_PER_EVENT = 2
+# What the player did to a villager: its answer is always the model's to write.
+_PLAYER_REACTIONS = frozenset({Trigger.HIT, Trigger.NEAR_MISS, Trigger.BUMPED})
+
+
+def _trigger_of(record: LineRecord) -> str:
+    snapshot = record.request.snapshot
+    trigger = getattr(snapshot, "trigger", None)
+    return trigger.value if isinstance(trigger, Trigger) else "?"
 
 
 class ModelLineSource:
@@ -79,10 +89,23 @@ class ModelLineSource:
         mode: str = "async",
         timing: Timing | None = None,
         sync_wait_s: float = 5.0,
+        admission: str = "value",
+        view_half_width: float = 640.0,
+        max_tokens: int = 40,
     ) -> None:
         self.runtime = runtime
         self.world = world
         timing = timing or Timing()
+        self.worker_time = WorkerTime()
+        # "queue" keeps the scheduler as it was before value admission, for comparison.
+        self.admission = (
+            Admission(world, view_half_width, max_tokens, runtime.metrics)
+            if admission == "value"
+            else None
+        )
+        self.late: Counter[str] = Counter()
+        """Model lines dropped because their moment had passed, by trigger."""
+        self._player_id = world.player_status().id
         self._builder = RequestBuilder(world, personas, planner, memories, scheduler)
         self._templates = templates
         self._async: Pacing = AsyncPacing()
@@ -106,6 +129,8 @@ class ModelLineSource:
             timing,
             scheduler.rate_limit_s,
             self._out.append,
+            self.admission,
+            self.worker_time,
         )
         self.chats = ChatStreams(runtime, self.records, self.checker, self._out.append)
         self._voices: dict[tuple[int, Trigger], int] = {}
@@ -127,9 +152,20 @@ class ModelLineSource:
         if self._crowded(ask):
             self._out.append(LineReady(ask, self._template(ask), "template"))
             return
-        if ask.trigger is Trigger.GREET and self._pacing.predicts and self.greetings.use(ask):
-            return
+        if ask.trigger is Trigger.GREET and self._pacing.predicts:
+            if self.admission is not None:
+                # A greeting is never late: the prepared line, or a template in this tick.
+                if not self.greetings.use(ask):
+                    self._out.append(LineReady(ask, self._template(ask), "template"))
+                return
+            if self.greetings.use_or_wait(ask):
+                return
         request = self._builder.request(ask)
+        if self.admission is not None and self._pacing.predicts:
+            admitted = self._admit(ask, request)
+            if admitted is None:
+                return
+            request = admitted
         handle = self.runtime.submit(request)
         record = self.records.get(handle)
         if record is None:
@@ -143,6 +179,24 @@ class ModelLineSource:
             self._out.append(LinePartial(ask.npc_id, ""))
         for event in self._pacing.after_submit(self.runtime, handle):
             self._handle(event, ask.tick)
+
+    def _admit(self, ask: LineAsk, request: LineRequest) -> LineRequest | None:
+        """The request with its value, or None when its line would not be seen in time.
+
+        A chat reply and a reaction to the player are always written; anything else
+        unlikely to be seen gets a template line now (ambient chatter: nothing at all).
+        """
+        assert self.admission is not None
+        verdict = self.admission.judge(request, ask.trigger, window_s=request.deadline_s)
+        never_shed = ask.trigger is Trigger.CHAT or (
+            ask.trigger in _PLAYER_REACTIONS and ask.listener_id == self._player_id
+        )
+        if not verdict.admitted and not never_shed:
+            self.admission.count_shed(ask.trigger)
+            if ask.trigger is not Trigger.AMBIENT:
+                self._out.append(LineReady(ask, self._template(ask), "template"))
+            return None
+        return replace(request, value=verdict.value)
 
     def prepare(self, ask: LineAsk) -> None:
         """Have the reply's prompt read into the model's cache while the player types.
@@ -226,9 +280,13 @@ class ModelLineSource:
     # -- runtime events ------------------------------------------------------
 
     def _handle(self, event: AiEvent, tick: int) -> None:
+        if isinstance(event, RequestStarted):
+            self.worker_time.started(event.handle.id)
+            return
         done = self._choices.get(event.handle.id)
         if done is not None:
             if isinstance(event, TERMINAL_EVENTS):
+                self.worker_time.settle_decision(event.handle.id)
                 del self._choices[event.handle.id]
                 if isinstance(event, LineCompleted):
                     done(event.text, "")
@@ -239,12 +297,19 @@ class ModelLineSource:
             return
         record = self.records.get(event.handle)
         if record is None:
+            if isinstance(event, TERMINAL_EVENTS):
+                self.worker_time.settle(event.handle.id, "cancelled")
             return
         if isinstance(event, TokenStreamed):
             if record.kind is LineKind.CHAT:
                 self.chats.stream(record, event, tick)
         elif isinstance(event, LineCompleted | FallbackUsed):
             self.records.remove(event.handle)
+            self.worker_time.ended(event.handle.id)
+            if isinstance(event, FallbackUsed) and event.reason == "timeout":
+                # The model ran out of its moment; the template stands in now.
+                self.late[_trigger_of(record)] += 1
+                self.worker_time.settle(event.handle.id, "late")
             tier = event.tier if isinstance(event, LineCompleted) else ""
             if tier:
                 self.lines_by_tier[tier] += 1
@@ -260,10 +325,12 @@ class ModelLineSource:
         reason = self.checker.reject(snapshot, tick)
         if reason is not None:
             logger.debug("dropped stale %s line for npc %d: %s", ask.trigger, ask.npc_id, reason)
+            self.worker_time.settle(event.handle.id, "rejected")
             if ask.trigger is Trigger.CHAT:
                 self._out.append(LineCut(ask.npc_id, reason))
             return
         origin: LineOrigin = "model" if isinstance(event, LineCompleted) else "fallback"
+        self.worker_time.settle(event.handle.id, "shown" if origin == "model" else "failed")
         tier = event.tier if isinstance(event, LineCompleted) else ""
         live = self.checker.live(snapshot)
         self._out.append(LineReady(ask, event.text, origin, snapshot, live, tier, event.handle.id))
@@ -296,7 +363,7 @@ class ModelLineSource:
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Queue, latency and prediction figures for the HUD."""
         stale = sum(self.checker.stale.values())
-        rows = hud_rows(self.runtime.metrics(), self.greetings.report(), stale)
+        rows = hud_rows(self.runtime.metrics(), self.greetings.report(), stale, self.worker())
         if self.runtime.multi_tier:
             rows += tier_rows(self.runtime.tiers())
         return rows
@@ -312,6 +379,21 @@ class ModelLineSource:
             lines_by_tier=dict(self.lines_by_tier),
             template_while_loading=self.template_while_loading,
             load=self.runtime.load_progress().state,
+            worker=self.worker(),
+        )
+
+    def worker(self) -> WorkerReport:
+        """Where the worker's time went, and what was shed or late."""
+        time_ = self.worker_time
+        late = Counter(self.late)
+        late[Trigger.GREET.value] += self.greetings.outcomes["late"]
+        return WorkerReport(
+            admission="value" if self.admission is not None else "queue",
+            seconds={k: round(time_.seconds[k], 3) for k in OUTCOMES},
+            shown_share=round(time_.shown_share(), 4),
+            decisions_s=round(time_.decisions_s, 3),
+            shed=dict(self.admission.shed) if self.admission is not None else {},
+            late={k: v for k, v in late.items() if v},
         )
 
     def wait_ready(self, timeout_s: float) -> str:

@@ -6,19 +6,22 @@ from collections.abc import Mapping
 
 from ai import AiMetrics, TierStats
 from game.core.stats import quantiles, rate_quantiles
-from game.headless.report import ModelReport, PredictionReport, TierReport
+from game.headless.report import ModelReport, PredictionReport, TierReport, WorkerReport
 
 
 def hud_rows(
-    metrics: AiMetrics, predictive: PredictionReport, stale_drops: int
+    metrics: AiMetrics, predictive: PredictionReport, stale_drops: int, worker: WorkerReport
 ) -> tuple[tuple[str, str], ...]:
-    """Queue, latency and prediction figures as (label, value) rows."""
+    """Queue, latency, prediction and worker-time figures as (label, value) rows."""
     used, issued = predictive.used, predictive.issued
+    late = sum(worker.late.values())
     return (
         ("queue / in flight", f"{metrics.queue_depth} / {metrics.in_flight}"),
         ("first token p50", f"{metrics.ttft_s.p50 * 1000:.0f} ms"),
         ("tokens/s p50", f"{metrics.tokens_per_s.p50:.0f}"),
         ("predictive hit rate", f"{used}/{issued} ({100 * used / max(1, issued):.0f}%)"),
+        ("worker on shown lines", f"{100 * worker.shown_share:.0f}%"),
+        ("shed / late", f"{sum(worker.shed.values())} / {late}"),
         ("stale drops", str(stale_drops)),
         ("fallbacks", str(sum(metrics.fallbacks.values()))),
     )
@@ -34,6 +37,7 @@ def model_report(
     lines_by_tier: Mapping[str, int],
     template_while_loading: int,
     load: str,
+    worker: WorkerReport,
 ) -> ModelReport:
     """The runtime's counts and latencies, and the source's own, for the report's ``ai``."""
     m = metrics
@@ -64,6 +68,7 @@ def model_report(
         lines_by_tier=lines_by_tier,
         template_while_loading=template_while_loading,
         load=load,
+        worker=worker,
     )
 
 

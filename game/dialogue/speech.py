@@ -29,6 +29,9 @@ from game.ui.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)
 
+_MODEL_ORIGINS = frozenset({"model", "prepared"})
+"""The origins of lines the model wrote (a prepared greeting among them)."""
+
 # Latencies kept per trigger for the report: plenty for percentiles, bounded for long play.
 _LATENCY_WINDOW = 4096
 
@@ -80,6 +83,7 @@ class Dialogue:
         self._heard: dict[int, str] = {}
         self.asked: Counter[str] = Counter()
         self.shown: Counter[str] = Counter()
+        self.shown_by_trigger: Counter[tuple[str, str]] = Counter()
         self.latency_ticks: dict[str, deque[int]] = {}
         self.ai_ms = RecentSamples()
         self._tick_ai_s = 0.0
@@ -163,6 +167,7 @@ class Dialogue:
         )
         self.board.show(ask.npc_id, ready.text, tick, ttl, shown_as)
         self.shown[ready.origin] += 1
+        self.shown_by_trigger[(ask.trigger.value, ready.origin)] += 1
         latency = self.latency_ticks.setdefault(ask.trigger.value, deque(maxlen=_LATENCY_WINDOW))
         latency.append(tick - ask.tick)
         memory = self.memories.of(ask.npc_id)
@@ -207,7 +212,22 @@ class Dialogue:
 
     def report(self) -> LinesReport:
         """Counts for the headless report."""
-        return LinesReport(dict(self.asked), dict(self.shown), self.memories.lines_remembered())
+        by_trigger: dict[str, dict[str, int]] = {}
+        for (trigger, origin), count in sorted(self.shown_by_trigger.items()):
+            by_trigger.setdefault(trigger, {})[origin] = count
+        share = {
+            trigger: round(
+                sum(n for o, n in origins.items() if o in _MODEL_ORIGINS) / sum(origins.values()), 4
+            )
+            for trigger, origins in by_trigger.items()
+        }
+        return LinesReport(
+            dict(self.asked),
+            dict(self.shown),
+            self.memories.lines_remembered(),
+            by_trigger,
+            share,
+        )
 
     def latency_report(self) -> LineLatency:
         """How soon lines appeared after they were asked for, and the AI's cost per tick."""

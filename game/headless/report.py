@@ -66,6 +66,10 @@ class LinesReport:
     asked: Mapping[str, int]
     shown: Mapping[str, int]
     remembered: int
+    shown_by_trigger: Mapping[str, Mapping[str, int]]
+    """Lines shown for each trigger, by origin ("model", "prepared", "template", ...)."""
+    model_share: Mapping[str, float]
+    """The share of each trigger's shown lines that the model wrote."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +94,7 @@ class PredictionReport:
     cancelled: int
     stale: int
     failed: int
+    late: int
     in_flight: int
     ready: int
 
@@ -107,6 +112,24 @@ class TierReport:
     breaker_opened: int
     ttft_from_submit_ms: Quantiles
     tokens_per_s: RateQuantiles
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerReport:
+    """Where the worker's time went: seconds by how each request's line ended, the
+    share that went to lines on screen, and the asks judged not worth the model's time.
+
+    ``late`` counts model lines that missed their moment (a greeting's request still in
+    flight when the villager greeted, a reaction past its time), by trigger; each was
+    answered by a template line in its moment instead.
+    """
+
+    admission: str
+    seconds: Mapping[str, float]
+    shown_share: float
+    decisions_s: float
+    shed: Mapping[str, int]
+    late: Mapping[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +162,7 @@ class ModelReport:
     lines_by_tier: Mapping[str, int]
     template_while_loading: int
     load: str
+    worker: WorkerReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -215,12 +215,12 @@ def test_reply_whose_listener_walked_out_of_range_is_dropped(
 
     walk(village, STAY, 10)
     tick = village.tick
-    village.dialogue.ask(LineAsk(tick, pip, Trigger.GREET, me))
+    village.dialogue.ask(LineAsk(tick, pip, Trigger.ERRAND_OFFER, me))
     village.dialogue.update(tick)
     settle(village, backend)
     assert backend.stuck
     epoch = village.world.npc(pip).epoch  # type: ignore[union-attr]
-    limit = reach(Trigger.GREET, village.world.talk_radius)
+    limit = reach(Trigger.ERRAND_OFFER, village.world.talk_radius)
     walk(
         village,
         LEFT,

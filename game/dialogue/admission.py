@@ -1,0 +1,153 @@
+"""Which asks get the model's time, and where the worker's time went.
+
+``Admission`` judges each ask before it becomes a request (see :mod:`worth`): a line
+nobody will see in its moment is answered at once from the templates (or not at all,
+for ambient chatter), and every admitted request carries its value, which orders the
+worker's queue. ``WorkerTime`` follows each request from the moment the worker starts
+it to how its line ended, so the report can say what share of the worker's seconds
+went to lines the player saw.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ai import AiMetrics, LineRequest, Priority
+from game.dialogue.worth import SHED_BELOW, CostModel, Moment, Sight, chance_shown, value
+from game.sim.events import Trigger
+from game.sim.world import World
+
+#: How each request's worker time ended. "shown": its line reached a bubble; "late": it
+#: came after its moment; "cancelled": the game withdrew it (the player turned away);
+#: "expired": a prepared line nobody needed; "rejected": the world had moved on;
+#: "failed": the model gave no usable line (or ran out of time).
+OUTCOMES = ("shown", "late", "cancelled", "expired", "rejected", "failed")
+
+_CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What an ask is worth: its chance of being shown, and its value per worker second."""
+
+    chance: float
+    value: float
+
+    @property
+    def admitted(self) -> bool:
+        """Whether the ask is worth the model's time."""
+        return self.chance >= SHED_BELOW
+
+
+class Admission:
+    """Judges asks against the player's view and the worker's queue."""
+
+    def __init__(
+        self,
+        world: World,
+        view_half_width: float,
+        max_tokens: int,
+        metrics: Callable[[], AiMetrics],
+    ) -> None:
+        self._world = world
+        self._half = view_half_width
+        self._max_tokens = max_tokens
+        self._metrics = metrics
+        self.cost = CostModel()
+        self.shed: Counter[str] = Counter()
+
+    def sight(self, npc_id: int) -> Sight:
+        """Where the villager is against the view, which follows the player."""
+        status = self._world.npc(npc_id)
+        player = self._world.player_status()
+        distance = abs(status.x - player.x) if status is not None else float("inf")
+        return Sight(distance <= self._half, distance, self._half)
+
+    def wait_s(self) -> float:
+        """The expected wait behind what is queued and running now."""
+        metrics = self._metrics()
+        per_line = self.cost.cost_s(60, self._max_tokens)
+        return (metrics.queue_depth + 0.5 * metrics.in_flight) * per_line
+
+    def judge(
+        self,
+        request: LineRequest,
+        trigger: Trigger,
+        window_s: float,
+        eta_s: float | None = None,
+        ttl_s: float | None = None,
+        heading: bool = True,
+    ) -> Verdict:
+        """The verdict on one request about to be submitted."""
+        moment = Moment(self.wait_s(), window_s, eta_s, ttl_s, heading)
+        chance = chance_shown(trigger, self.sight(request.npc_id), moment)
+        return Verdict(chance, value(trigger, chance, self.cost_s(request)))
+
+    def cost_s(self, request: LineRequest) -> float:
+        """The worker seconds a request is expected to take."""
+        prompt = request.prompt
+        chars = len(prompt.situation) + len(prompt.player_text) + len(prompt.speaker)
+        chars += sum(len(note) for note in prompt.notes)
+        draws = 1 if request.plan is None else 2
+        tokens = request.max_tokens or self._max_tokens
+        return draws * self.cost.cost_s(chars // _CHARS_PER_TOKEN, tokens)
+
+    def count_shed(self, trigger: Trigger) -> None:
+        """An ask answered without the model because its line would not be seen in time."""
+        self.shed[trigger.value] += 1
+
+
+class WorkerTime:
+    """The worker's seconds per request, from its start to its end, by how it ended.
+
+    A request is timed by the game's clock from the tick its start is seen to the tick
+    its end is seen: a tick's error against lines of a second or so.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._clock = clock
+        self._started: dict[int, float] = {}
+        self._ran: dict[int, float] = {}
+        self.seconds: defaultdict[str, float] = defaultdict(float)
+        self.decisions_s = 0.0
+
+    def started(self, handle_id: int) -> None:
+        """The worker began this request."""
+        self._started.setdefault(handle_id, self._clock())
+
+    def ended(self, handle_id: int) -> float:
+        """The request's work is over (its line may not be settled yet): its seconds."""
+        start = self._started.pop(handle_id, None)
+        seconds = 0.0 if start is None else self._clock() - start
+        if seconds:
+            self._ran[handle_id] = seconds
+        return seconds
+
+    def settle(self, handle_id: int, outcome: str) -> None:
+        """Book a request's seconds under how its line ended (once; later calls do nothing)."""
+        seconds = self._ran.pop(handle_id, None)
+        if seconds is None and handle_id in self._started:
+            seconds = self.ended(handle_id)
+            self._ran.pop(handle_id, None)
+        if seconds:
+            self.seconds[outcome] += seconds
+
+    def settle_decision(self, handle_id: int) -> None:
+        """A closed choice's seconds: a villager's decision, not a line."""
+        self.ended(handle_id)
+        self.decisions_s += self._ran.pop(handle_id, 0.0)
+
+    def shown_share(self) -> float:
+        """The share of the worker's line seconds that went to lines the player saw."""
+        total = sum(self.seconds.values())
+        return self.seconds["shown"] / total if total else 0.0
+
+
+def is_player_caused(priority: Priority, trigger: Trigger) -> bool:
+    """Asks never shed: a chat reply, or a reaction to what the player just did."""
+    return trigger is Trigger.CHAT or (
+        priority >= Priority.REACTIVE and trigger in (Trigger.HIT, Trigger.BUMPED)
+    )

@@ -1,0 +1,131 @@
+"""What a model line is worth to the player, set against the worker's time it costs.
+
+The one worker can write a few lines a second, and a village asks for more. So every
+request gets a value before it is submitted::
+
+    value = weight(trigger) * chance_shown / expected_cost_s
+
+- ``weight``: how much the line matters. A chat reply most, then a reaction to
+  something the player did, then greetings and errands, then the rest; ambient chatter
+  least.
+- ``chance_shown``: how likely the line is to be on screen in its moment. A villager
+  off screen is seen by nobody. A prediction is as good as the player's heading, and
+  worth less when the player would arrive after the line has expired. A line that
+  cannot start before its moment has passed (the queue ahead of it is too long) has no
+  chance at all.
+- ``expected_cost_s``: the worker seconds it takes, from the prompt's length and the
+  line's length at the rates the worker has been measured at.
+
+A request whose chance is below :data:`SHED_BELOW` is never submitted: the villager
+says a template line at once (or nothing, for ambient chatter). The queue runs the
+most valuable request first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from game.sim.events import Trigger
+
+WEIGHTS: dict[Trigger, float] = {
+    Trigger.CHAT: 8.0,
+    Trigger.HIT: 4.0,
+    Trigger.NEAR_MISS: 4.0,
+    Trigger.BUMPED: 4.0,
+    Trigger.GREET: 3.0,
+    Trigger.ERRAND_OFFER: 3.0,
+    Trigger.ERRAND_DONE: 3.0,
+    Trigger.FAREWELL: 1.5,
+    Trigger.TOPPLED: 1.0,
+    Trigger.AMBIENT: 0.5,
+}
+"""How much a line for each trigger matters to the player."""
+
+SHED_BELOW = 0.2
+"""A request less likely than this to be shown gets a template (or silence) instead."""
+
+_HEADING = 0.9
+"""A prediction's chance when the player is heading for the villager."""
+_DRIFTING = 0.35
+"""... and when the player has stopped or turned but is still close."""
+_REACTION = 0.9
+"""A reaction is shown unless something disturbs the villager first."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sight:
+    """Where a villager is, as the player sees it."""
+
+    on_screen: bool
+    distance: float
+    """Horizontal distance from the player, in world units."""
+    view_half_width: float
+    """Half the view's width: farther than this is off screen."""
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """When the line is needed, and how long it may wait for the worker."""
+
+    wait_s: float
+    """Expected wait behind the queue ahead of it."""
+    window_s: float
+    """How long after now the line may still start and be shown in its moment."""
+    eta_s: float | None = None
+    """For a prediction: seconds until the player reaches the villager."""
+    ttl_s: float | None = None
+    """For a prediction: how long a prepared line stays fit to show."""
+    heading: bool = True
+    """For a prediction: whether the player is moving towards the villager."""
+
+
+def chance_shown(trigger: Trigger, sight: Sight, moment: Moment) -> float:
+    """How likely a line asked for now is to be on screen in its moment (0..1)."""
+    if trigger is Trigger.CHAT:
+        return 1.0  # the player is waiting for the answer, whatever the queue
+    if not sight.on_screen:
+        return 0.0
+    if moment.wait_s > moment.window_s:
+        return 0.0  # it would start after its moment has passed
+    if moment.eta_s is not None:
+        chance = _HEADING if moment.heading else _DRIFTING
+        ttl = moment.ttl_s
+        if ttl is not None and moment.eta_s > ttl:
+            chance *= ttl / moment.eta_s  # it may expire before the player arrives
+        return chance
+    if trigger is Trigger.AMBIENT:
+        # Chatter far across the screen is easily missed; close by, it is read.
+        nearness = 1.0 - min(1.0, sight.distance / max(1.0, sight.view_half_width))
+        return 0.3 + 0.6 * nearness
+    return _REACTION
+
+
+@dataclass(slots=True)
+class CostModel:
+    """Worker seconds per request, from the rates the worker was measured at.
+
+    Starts from rates typical of the packaged model on one thread and follows the
+    measured ones (an exponential average), so a slower machine sheds sooner.
+    """
+
+    prompt_tokens_per_s: float = 400.0
+    tokens_per_s: float = 12.0
+    overhead_s: float = 0.05
+    smoothing: float = 0.2
+
+    def cost_s(self, prompt_tokens: int, max_tokens: int) -> float:
+        """Expected worker seconds for a prompt tail and a line of at most ``max_tokens``."""
+        # Lines end early more often than not: count on three quarters of the budget.
+        line = 0.75 * max_tokens / max(0.1, self.tokens_per_s)
+        return self.overhead_s + prompt_tokens / max(1.0, self.prompt_tokens_per_s) + line
+
+    def observe(self, tokens: int, tokens_per_s: float) -> None:
+        """Follow a finished request's measured generation rate."""
+        if tokens >= 4 and tokens_per_s > 0.0:
+            a = self.smoothing
+            self.tokens_per_s = (1.0 - a) * self.tokens_per_s + a * tokens_per_s
+
+
+def value(trigger: Trigger, chance: float, cost_s: float) -> float:
+    """The worth of a line per worker second."""
+    return WEIGHTS[trigger] * chance / max(0.01, cost_s)

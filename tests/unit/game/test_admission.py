@@ -1,0 +1,175 @@
+"""The worker's time goes to lines the player sees: greetings never late, late lines
+dropped and counted, nothing the player caused ever shed, the queue in value order."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+import pytest
+
+from ai import GenerationParams, Priority, PromptSpec
+from ai.backend import StopCheck
+from game.core.session import Session
+from game.dialogue.line_source import LineAsk
+from game.sim.events import Trigger
+from tests.unit.game.conftest import (
+    LEFT,
+    STAY,
+    GatedBackend,
+    Tap,
+    npc_named,
+    player_id,
+    settle,
+    source_of,
+    wait_for,
+    walk,
+)
+
+
+class StartOrder(GatedBackend):
+    """Remembers whose line each generation was for, in the order they began."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[str] = []
+
+    def generate(
+        self, prompt: PromptSpec, params: GenerationParams, should_stop: StopCheck
+    ) -> Iterator[str]:
+        self.started.append(prompt.speaker.split()[0])
+        return super().generate(prompt, params, should_stop)
+
+
+def test_a_greeting_with_no_line_ready_is_a_template_in_the_same_tick(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = GatedBackend()
+    village = make_village(backend=backend)
+    backend.hold(lambda prompt: prompt.speaker.startswith("Marta"))
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta = npc_named(village, "Marta")
+
+    walk(village, LEFT, 300, backend=backend, until=lambda: tap.asked(marta, Trigger.GREET))
+
+    ask = tap.asked(marta, Trigger.GREET)
+    assert ask is not None
+    ((shown_tick, ready),) = tap.ready(marta)
+    assert (ready.origin, shown_tick) == ("template", ask.tick)
+    assert village.dialogue.board.text_of(marta) == ready.text
+    # Her prepared greeting was still being written: it is stopped and counted late.
+    assert source.greetings.outcomes["late"] == 1
+    assert source.worker().late == {"greet": 1}
+    wait_for(lambda: bool(backend.stopped), "the late greeting to stop")
+    backend.release()
+    walk(village, STAY, 30, backend=backend)
+    assert [r.origin for _, r in tap.ready(marta)] == ["template"]  # never shown late
+
+
+def test_a_reaction_past_its_moment_is_a_template_and_the_model_line_never_shows(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = GatedBackend()
+    village = make_village(
+        "ai.scheduler.deadline_reactive_s=0.2",
+        "ai.scheduler.timeout_reactive_s=0.3",
+        backend=backend,
+    )
+    backend.hold(lambda prompt: prompt.speaker.startswith("Pip"))
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    pip, me = npc_named(village, "Pip"), player_id(village)
+
+    village.dialogue.ask(LineAsk(village.tick, pip, Trigger.HIT, me))
+    settle(village, backend)
+    assert backend.stuck  # the model is writing it, held at the gate
+    walk(village, STAY, 1, backend=backend)  # the game sees it start
+    time.sleep(0.35)
+    walk(village, STAY, 30, backend=backend, until=lambda: bool(tap.ready(pip)))
+
+    ((_, ready),) = tap.ready(pip)
+    assert ready.origin == "fallback"  # the template, at the end of the reaction's grace
+    assert source.worker().late == {"hit": 1}
+    assert source.worker().seconds["late"] > 0.0
+    backend.release()
+    walk(village, STAY, 30, backend=backend)
+    assert len(tap.ready(pip)) == 1
+
+
+def test_shedding_never_drops_chat_or_a_reaction_to_the_player(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    village = make_village()
+    source = source_of(village)
+    assert source.admission is not None
+    monkeypatch.setattr(source.admission, "wait_s", lambda: 1000.0)  # a hopeless queue
+    tap = Tap(source, monkeypatch)
+    pip, marta, me = npc_named(village, "Pip"), npc_named(village, "Marta"), player_id(village)
+    submitted = source.runtime.metrics().submitted
+
+    tick = village.tick
+    village.dialogue.ask(LineAsk(tick, marta, Trigger.CHAT, me, player_text="hello"))
+    village.dialogue.ask(LineAsk(tick, pip, Trigger.HIT, me))
+    assert source.runtime.metrics().submitted == submitted + 2  # both go to the model
+
+    village.dialogue.ask(LineAsk(tick, pip, Trigger.TOPPLED, None))
+    village.dialogue.ask(LineAsk(tick, marta, Trigger.AMBIENT, None))
+    assert source.runtime.metrics().submitted == submitted + 2  # neither does
+    assert dict(source.admission.shed) == {"toppled": 1, "ambient": 1}
+    walk(village, STAY, 1)
+    # The toppled stack gets its template line at once; the chatter is left unsaid.
+    assert [r.origin for _, r in tap.ready(pip) if r.ask.trigger is Trigger.TOPPLED] == ["template"]
+    assert not [r for _, r in tap.ready(marta) if r.ask.trigger is Trigger.AMBIENT]
+    hit = lambda: [r for _, r in tap.ready(pip) if r.ask.trigger is Trigger.HIT]  # noqa: E731
+    walk(village, STAY, 60, until=lambda: bool(hit()))
+    # The model's to write ("fallback" if the scripted line fails its checks), never
+    # the "template" a shed ask gets at once.
+    assert [r.origin for r in hit()] in (["model"], ["fallback"])
+
+
+def test_a_villager_off_screen_gets_no_model_line(make_village: Callable[..., Session]) -> None:
+    village = make_village()
+    source = source_of(village)
+    assert source.admission is not None
+    far = max(
+        village.world.npc_ids(),
+        key=lambda i: abs(village.world.npc(i).x - village.world.player_status().x),  # type: ignore[union-attr]
+    )
+    assert not source.admission.sight(far).on_screen
+    submitted = source.runtime.metrics().submitted
+    village.dialogue.ask(LineAsk(village.tick, far, Trigger.AMBIENT, None))
+    village.dialogue.ask(LineAsk(village.tick, far, Trigger.TOPPLED, None))
+    assert source.runtime.metrics().submitted == submitted
+    assert dict(source.admission.shed) == {"ambient": 1, "toppled": 1}
+
+
+def test_the_queue_runs_in_value_order_with_the_scripted_backend(
+    make_village: Callable[..., Session],
+) -> None:
+    backend = StartOrder()
+    village = make_village(backend=backend)
+    backend.hold(lambda prompt: prompt.speaker.startswith("Pip"))
+    source = source_of(village)
+    runtime = source.runtime
+    pip, me = npc_named(village, "Pip"), player_id(village)
+    builder = source._builder  # noqa: SLF001 - the requests the game would build
+    runtime.submit(builder.request(LineAsk(village.tick, pip, Trigger.HIT, me)))
+    settle(village, backend)
+    assert backend.stuck  # the worker is busy with Pip: the rest queue up
+    names = ("Marta", "Odo", "Sela")
+    for name, worth in zip(names, (1.0, 3.0, 2.0), strict=True):
+        npc = npc_named(village, name)
+        request = builder.request(LineAsk(village.tick, npc, Trigger.NEAR_MISS, me))
+        assert request.priority is Priority.REACTIVE
+        runtime.submit(replace(request, value=worth))
+    before = len(backend.started)
+    backend.release()
+
+    def order() -> list[str]:  # each speaker once, in the order the worker took them up
+        speakers = backend.started[before:]
+        return [s for i, s in enumerate(speakers) if s in names and s not in speakers[:i]]
+
+    walk(village, STAY, 300, until=lambda: len(order()) == 3)
+    assert order() == ["Odo", "Sela", "Marta"]

@@ -1,0 +1,70 @@
+"""The worth of a line: who sees it, when, and what it costs the worker."""
+
+from __future__ import annotations
+
+import pytest
+
+from game.dialogue.worth import (
+    SHED_BELOW,
+    WEIGHTS,
+    CostModel,
+    Moment,
+    Sight,
+    chance_shown,
+    value,
+)
+from game.sim.events import Trigger
+
+ON = Sight(on_screen=True, distance=100.0, view_half_width=640.0)
+OFF = Sight(on_screen=False, distance=2000.0, view_half_width=640.0)
+NOW = Moment(wait_s=0.2, window_s=1.5)
+
+
+def test_a_chat_reply_is_always_worth_writing() -> None:
+    assert chance_shown(Trigger.CHAT, OFF, Moment(wait_s=9.0, window_s=1.0)) == 1.0
+
+
+@pytest.mark.parametrize("trigger", [t for t in Trigger if t is not Trigger.CHAT])
+def test_nobody_sees_a_line_off_screen(trigger: Trigger) -> None:
+    assert chance_shown(trigger, OFF, NOW) == 0.0
+
+
+def test_a_line_that_would_start_after_its_moment_is_shed() -> None:
+    assert chance_shown(Trigger.HIT, ON, Moment(wait_s=2.0, window_s=0.8)) == 0.0
+    assert chance_shown(Trigger.HIT, ON, Moment(wait_s=0.5, window_s=0.8)) > SHED_BELOW
+
+
+def test_a_prediction_is_as_good_as_the_heading_and_its_time_to_live() -> None:
+    heading = chance_shown(Trigger.GREET, ON, Moment(0.1, 3.0, eta_s=1.0, ttl_s=5.0))
+    drifting = chance_shown(
+        Trigger.GREET, ON, Moment(0.1, 3.0, eta_s=1.0, ttl_s=5.0, heading=False)
+    )
+    late = chance_shown(Trigger.GREET, ON, Moment(0.1, 3.0, eta_s=10.0, ttl_s=5.0))
+    assert heading > drifting > 0.0
+    assert late == pytest.approx(heading / 2)
+
+
+def test_near_chatter_is_more_likely_read_than_far() -> None:
+    near = chance_shown(Trigger.AMBIENT, ON, NOW)
+    far = chance_shown(Trigger.AMBIENT, Sight(True, 600.0, 640.0), NOW)
+    assert near > far > SHED_BELOW
+
+
+def test_value_orders_chat_then_reactions_then_greetings_then_chatter() -> None:
+    cost = CostModel().cost_s(40, 24)
+    order = [Trigger.CHAT, Trigger.HIT, Trigger.GREET, Trigger.AMBIENT]
+    values = [value(t, chance_shown(t, ON, NOW), cost) for t in order]
+    assert values == sorted(values, reverse=True)
+    assert set(WEIGHTS) == set(Trigger)
+
+
+def test_cost_grows_with_the_prompt_and_the_line_and_follows_measured_rates() -> None:
+    model = CostModel()
+    assert model.cost_s(200, 24) > model.cost_s(40, 24) > model.cost_s(40, 8)
+    before = model.cost_s(40, 24)
+    for _ in range(20):
+        model.observe(tokens=20, tokens_per_s=4.0)  # a slower machine than assumed
+    assert model.tokens_per_s == pytest.approx(4.0, rel=0.05)
+    assert model.cost_s(40, 24) > 2 * before
+    model.observe(tokens=1, tokens_per_s=1000.0)  # too short to say anything
+    assert model.tokens_per_s == pytest.approx(4.0, rel=0.05)
