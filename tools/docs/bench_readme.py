@@ -167,8 +167,8 @@ def block(bench: Path) -> str:
     results = bench / "results.md"
     if results.exists():
         parts.append(
-            "**The game, every scenario and mode** (`results.json`, written by `bench.py`)\n\n"
-            + results.read_text()
+            "**The game, every scenario and mode** (`results.json`, written by "
+            "`tools/bench/zero_stall.py`)\n\n" + results.read_text()
         )
     for name, title, build in (
         ("busy.json", "The model busy the whole time", busy_table),
