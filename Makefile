@@ -26,8 +26,9 @@ bench: setup
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) tools/bench/zero_stall.py $(ARGS)
 
-# Every speed benchmark in one go (about 15 minutes on 2 cores), then the README's
-# generated figures. Run it on a quiet machine: each JSON records the load average.
+# Every speed benchmark in one go (about 15 minutes on 2 cores), then the generated
+# tables of docs/benchmarks.md. Run it on a quiet machine: each JSON records the load
+# average.
 BENCH_ENV := SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy
 bench-all: setup
 	$(PY) -m pip install --quiet -e '.[test,bench]'

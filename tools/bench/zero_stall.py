@@ -16,7 +16,8 @@ beside the loop sees what a player's game would see. The modes:
 Modes are interleaved within each repeat, so machine noise hits them alike, and every
 ratio is taken between runs of the same repeat. Then a scale sweep raises villagers and
 props together. Each run records the machine's load average. Writes
-``bench/results.json``, ``bench/results.md`` (the README's tables) and PNG charts.
+``bench/results.json``, ``bench/results.md`` (the tables of ``docs/benchmarks.md``) and
+PNG charts.
 
 ``--tiers`` measures the remote tier instead, against llama.cpp's own server started on
 127.0.0.1 with the packaged model: the same machine, so the server competes with the
@@ -296,7 +297,7 @@ def bench_tiers(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
 
 def tier_table(tiers: dict[str, Any]) -> str:
-    """The README's table for the remote tier, from the results."""
+    """The remote tier's table (``docs/remote.md`` quotes it), from the results."""
     rows = [
         "| run | tick p99 | lines local / remote | first token, local p50 / p95 "
         "| first token, remote p50 / p95 | greetings within 1 tick |",
@@ -348,7 +349,7 @@ def peer_table(peers: list[dict[str, Any]]) -> str:
 
 
 def tables(results: dict[str, Any], scale: list[dict[str, Any]]) -> str:
-    """The README's tables, written straight from the results so nothing is retyped."""
+    """The tables of ``docs/benchmarks.md``, written straight from the results, never retyped."""
 
     rows = [
         "| scenario | AI | tick p50 | tick p99 | tick max | overruns | greetings within 1 tick "

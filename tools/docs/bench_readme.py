@@ -1,23 +1,31 @@
 """Write the speed benchmarks' figures into docs/benchmarks.md, between two marker lines.
 
-Reads what ``make bench-all`` leaves in ``bench/`` (``results.md`` from bench.py,
-``busy.json``, ``busy_loaded.json``, ``bench_ai.json``, ``profile_tokens.json``,
-``gil.json``) and replaces the page's text between ``<!-- bench:begin -->`` and
-``<!-- bench:end -->`` with tables built from them, so no figure is retyped by hand.
-The README's headline figures are short quotes of these tables, kept by hand.
+Reads what ``make bench-all`` leaves in ``bench/`` (``results.md`` from
+``tools/bench/zero_stall.py``, ``busy.json``, ``busy_loaded.json``, ``bench_ai.json``,
+``profile_tokens.json``, ``gil.json``) and replaces the page's text between
+``<!-- bench:begin -->`` and ``<!-- bench:end -->`` with tables built from them, so no
+figure is retyped by hand. The load average each table gives is read through
+:func:`tools.bench.machine.recorded_load`, from the ``machine`` header or the keys of
+older JSON. The README's headline figures are short quotes of these tables, kept by hand.
 
-    python tools/bench_readme.py                     # docs/benchmarks.md
-    python tools/bench_readme.py --page OTHER.md     # any page with the two markers
+    python tools/docs/bench_readme.py                  # docs/benchmarks.md
+    python tools/docs/bench_readme.py --page OTHER.md  # any page with the two markers
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tools.bench.machine import recorded_load  # noqa: E402
+
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 
@@ -30,14 +38,17 @@ def _num(value: float | None, digits: int = 2) -> str:
 
 
 def _load_text(document: dict[str, Any]) -> str:
-    before, after = document.get("loadavg_before"), document.get("loadavg_after")
-    if not before or not after:
-        return "load average not recorded"
-    return f"load average (1 min) {before[0]:.1f} before, {after[0]:.1f} after"
+    """The 1-minute load average the run recorded, from its header or the older keys."""
+    before, after = recorded_load(document)
+    if before and after:
+        return f"load average (1 min) {before[0]:.1f} before, {after[0]:.1f} after"
+    if before or after:
+        return f"load average {(before or after)[0]:.1f}"
+    return "load average not recorded"
 
 
 def busy_table(document: dict[str, Any], title: str) -> str:
-    """bench_busy.py's modes: tick p99 over off, tokens/s, GIL waits, call cost."""
+    """tools/bench/busy.py's modes: tick p99 over off, tokens/s, GIL waits, call cost."""
     settings = document["settings"]
     intervals = settings["switch_interval_s"]
     rows = [
@@ -73,7 +84,7 @@ def busy_table(document: dict[str, Any], title: str) -> str:
 
 
 def bench_ai_table(document: dict[str, Any]) -> str:
-    """bench_ai.py: the runtime beside a fake tick with pymunk work."""
+    """tools/bench/runtime_alone.py: the runtime beside a fake tick with pymunk work."""
     ratio, rates, calls = (
         document["tick_p99_ratio"],
         document["tokens_per_s"],
@@ -86,8 +97,8 @@ def bench_ai_table(document: dict[str, Any]) -> str:
             [
                 f"**The runtime alone** (`bench_ai.json`; a fake 60 Hz tick of "
                 f"{settings['work_ms_per_tick']:g} ms with {settings['physics_bodies_per_tick']} "
-                f"pymunk bodies, idle, busy and control blocks interleaved; load average "
-                f"{settings['loadavg'][0]:.1f})",
+                f"pymunk bodies, idle, busy and control blocks interleaved; "
+                f"{_load_text(document)})",
                 "",
                 "| figure | measured | target |",
                 "| --- | --- | --- |",
@@ -106,7 +117,7 @@ def bench_ai_table(document: dict[str, Any]) -> str:
 
 
 def tokens_table(document: dict[str, Any]) -> str:
-    """profile_tokens.py: per-token cost of each way to drive llama.cpp."""
+    """tools/bench/profile_tokens.py: per-token cost of each way to drive llama.cpp."""
     names = {
         "decode": "`llama_decode` alone",
         "token_loop": "`TokenLoop` (the runtime)",
@@ -129,7 +140,7 @@ def tokens_table(document: dict[str, Any]) -> str:
 
 
 def gil_table(document: dict[str, Any]) -> str:
-    """profile_gil.py: main thread's GIL waits and the worker's Python per token."""
+    """tools/bench/profile_gil.py: main thread's GIL waits and the worker's Python per token."""
     rows = [
         f"**Sampled with py-spy in the village** (`gil.json`, {document['rate_hz']} Hz, "
         f"{document['seconds_per_run']:g} s per run, {_load_text(document)})",
@@ -156,8 +167,8 @@ def block(bench: Path) -> str:
     results = bench / "results.md"
     if results.exists():
         parts.append(
-            "**The game, every scenario and mode** (`results.json`, written by `bench.py`)\n\n"
-            + results.read_text()
+            "**The game, every scenario and mode** (`results.json`, written by "
+            "`tools/bench/zero_stall.py`)\n\n" + results.read_text()
         )
     for name, title, build in (
         ("busy.json", "The model busy the whole time", busy_table),

@@ -531,7 +531,7 @@ def score_answers(answers_path: Path) -> dict[str, Any]:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The README table and a few sample lines per trigger."""
+    """The table ``docs/dialogue.md`` shows, and a few sample lines per trigger."""
     out = [
         "| setting | model lines | mentions trigger | after opener | names speaker/absent "
         "| copies example | echo | exact repeats | near repeats | labels | words p50/p95 "

@@ -6,7 +6,7 @@ token loop the game uses) and has a GIL of its own, so nothing it runs in Python
 delay the game's main thread. Requests go down a pipe, and each finished line comes
 back whole, with its token count and decode time. The main thread only polls the pipe.
 
-Its costs, measured by ``tools/bench_busy.py`` (mode ``subprocess``): start-up (a
+Its costs, measured by ``tools/bench/busy.py`` (mode ``subprocess``): start-up (a
 second interpreter and a second copy of the model's working memory), the pipe's
 per-tick poll, and pickling each request and line. This is a benchmark prototype, not
 part of the game: it has no scheduler, no cancellation and no streaming, and it is not
