@@ -10,8 +10,9 @@ thread (:mod:`ai.worker`) owns the backend. They share a scheduler guarded by
 one lock held for microseconds, and an outbox ``deque`` of immutable events.
 Fallback lines are fetched here, on the main thread, never by the worker.
 
-Preemption: a running PREDICTIVE or AMBIENT request is stopped at the next token
-when PLAYER_CHAT work is submitted. If its deadline has not passed it is silently
+Preemption (``ai.scheduler.preempts``): a running PREDICTIVE or AMBIENT request is
+stopped at the next token when PLAYER_CHAT work is submitted, and a running AMBIENT one
+when a PREDICTIVE request is. If its deadline has not passed it is silently
 re-queued at the head of its class and later starts again from scratch, so a second
 ``RequestStarted`` arrives; otherwise it ends in ``RequestCancelled("preempted")``
 plus a fallback.
@@ -47,12 +48,11 @@ from ai.line_runtime import LineRuntime, poll_until
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder, TierStats
 from ai.requests import Handle, LineRequest, Priority
-from ai.scheduler import Scheduler, Ticket, TicketState
+from ai.scheduler import Scheduler, Ticket, TicketState, preempts
 from ai.worker import Outbox, Worker
 
 logger = logging.getLogger(__name__)
 
-_PREEMPTIBLE = (Priority.PREDICTIVE, Priority.AMBIENT)
 # The worker stops within a graph node of an abort (milliseconds) or a hash block; only
 # llama.cpp's model load itself (about 0.5 s for the default model) cannot be interrupted.
 _JOIN_WARN_S = 2.0
@@ -199,9 +199,8 @@ class AiRuntime:
                     evicted.state = TicketState.DONE
                 running = self._worker.running
                 if (
-                    request.priority is Priority.PLAYER_CHAT
-                    and running is not None
-                    and running.priority in _PREEMPTIBLE
+                    running is not None
+                    and preempts(request.priority, running.priority)
                     and running.cancel_reason is None
                 ):
                     running.cancel_reason = "preempted"

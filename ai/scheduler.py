@@ -63,6 +63,17 @@ class Ticket:
         return self.cancel_reason is not None
 
 
+def preempts(incoming: Priority, running: Priority) -> bool:
+    """Whether a request just queued stops the one running (which is queued again).
+
+    A chat reply stops anything prepared ahead or ambient; a greeting prepared ahead
+    stops ambient chatter, which can wait.
+    """
+    if incoming is Priority.PLAYER_CHAT:
+        return running in (Priority.PREDICTIVE, Priority.AMBIENT)
+    return incoming is Priority.PREDICTIVE and running is Priority.AMBIENT
+
+
 class Scheduler:
     """Priority queue with duplicate lookup and lowest-priority eviction.
 

@@ -249,5 +249,4 @@ def _model_source(
         sync_wait_s=settings.game.dialogue.sync_wait_s,
         admission=settings.game.dialogue.admission,
         view_half_width=settings.game.window.width / 2,
-        max_tokens=ai.generation.max_tokens,
     )

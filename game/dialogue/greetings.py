@@ -83,7 +83,7 @@ class GreetingPreparer:
         # again once it may instead of being refused.
         self._retry_ticks = ticks(rate_limit_s) + 1
         self._predictor = EncounterPredictor(
-            world.talk_radius, horizon_s=2.5, confirm_updates=2, withdraw_updates=7
+            world.talk_radius, horizon_s=4.0, confirm_updates=2, withdraw_updates=7
         )
         self.ready: dict[int, PreparedLine] = {}
         self.outcomes: Counter[str] = Counter()

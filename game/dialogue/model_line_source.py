@@ -91,7 +91,6 @@ class ModelLineSource:
         sync_wait_s: float = 5.0,
         admission: str = "value",
         view_half_width: float = 640.0,
-        max_tokens: int = 40,
     ) -> None:
         self.runtime = runtime
         self.world = world
@@ -99,9 +98,7 @@ class ModelLineSource:
         self.worker_time = WorkerTime()
         # "queue" keeps the scheduler as it was before value admission, for comparison.
         self.admission = (
-            Admission(world, view_half_width, max_tokens, runtime.metrics)
-            if admission == "value"
-            else None
+            Admission(world, view_half_width, runtime.metrics) if admission == "value" else None
         )
         self.late: Counter[str] = Counter()
         """Model lines dropped because their moment had passed, by trigger."""
@@ -305,7 +302,9 @@ class ModelLineSource:
                 self.chats.stream(record, event, tick)
         elif isinstance(event, LineCompleted | FallbackUsed):
             self.records.remove(event.handle)
-            self.worker_time.ended(event.handle.id)
+            seconds = self.worker_time.ended(event.handle.id)
+            if self.admission is not None and isinstance(event, LineCompleted):
+                self.admission.cost.observe(seconds)
             if isinstance(event, FallbackUsed) and event.reason == "timeout":
                 # The model ran out of its moment; the template stands in now.
                 self.late[_trigger_of(record)] += 1

@@ -13,8 +13,8 @@ request gets a value before it is submitted::
   worth less when the player would arrive after the line has expired. A line that
   cannot start before its moment has passed (the queue ahead of it is too long) has no
   chance at all.
-- ``expected_cost_s``: the worker seconds it takes, from the prompt's length and the
-  line's length at the rates the worker has been measured at.
+- ``expected_cost_s``: the worker seconds it takes, as lines have been measured to take
+  on this machine.
 
 A request whose chance is below :data:`SHED_BELOW` is never submitted: the villager
 says a template line at once (or nothing, for ambient chatter). The queue runs the
@@ -102,28 +102,23 @@ def chance_shown(trigger: Trigger, sight: Sight, moment: Moment) -> float:
 
 @dataclass(slots=True)
 class CostModel:
-    """Worker seconds per request, from the rates the worker was measured at.
+    """Worker seconds per line, as measured: an exponential average of the seconds each
+    finished line took on the worker (its draws and its prompt included), so a slower
+    machine or a longer prompt sheds sooner. It starts from a typical line of the packaged
+    model on one thread."""
 
-    Starts from rates typical of the packaged model on one thread and follows the
-    measured ones (an exponential average), so a slower machine sheds sooner.
-    """
-
-    prompt_tokens_per_s: float = 400.0
-    tokens_per_s: float = 12.0
-    overhead_s: float = 0.05
+    line_s: float = 1.2
     smoothing: float = 0.2
 
-    def cost_s(self, prompt_tokens: int, max_tokens: int) -> float:
-        """Expected worker seconds for a prompt tail and a line of at most ``max_tokens``."""
-        # Lines end early more often than not: count on three quarters of the budget.
-        line = 0.75 * max_tokens / max(0.1, self.tokens_per_s)
-        return self.overhead_s + prompt_tokens / max(1.0, self.prompt_tokens_per_s) + line
+    def cost_s(self, draws: int = 1) -> float:
+        """Expected worker seconds for a line; ``draws`` scales it for a plan of several."""
+        return self.line_s * max(1, draws)
 
-    def observe(self, tokens: int, tokens_per_s: float) -> None:
-        """Follow a finished request's measured generation rate."""
-        if tokens >= 4 and tokens_per_s > 0.0:
+    def observe(self, seconds: float) -> None:
+        """Follow a finished line's measured worker seconds."""
+        if seconds > 0.0:
             a = self.smoothing
-            self.tokens_per_s = (1.0 - a) * self.tokens_per_s + a * tokens_per_s
+            self.line_s = (1.0 - a) * self.line_s + a * seconds
 
 
 def value(trigger: Trigger, chance: float, cost_s: float) -> float:

@@ -105,7 +105,8 @@ def test_prediction_that_fails_cancels_its_request(
 
     report = source.greetings.report()
     assert report.cancelled >= 1
-    assert report.used == report.ready == report.in_flight == 0
+    assert report.used == 0
+    assert marta not in source.greetings.ready
     assert source.runtime.metrics().cancelled >= 1
     wait_for(lambda: backend.stopped, "the held generation to stop")
     assert all(prompt.situation == GREETING for prompt in backend.stopped)

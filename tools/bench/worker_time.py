@@ -1,0 +1,127 @@
+"""Where the one worker's time goes: value admission against the plain queue, in one run.
+
+Each scenario (the village at seeds 3, 7, 11 and 23, the crowd of 31 and of 60
+villagers) is played headless at its real 60 Hz with the real model and the errand bot
+at the keys, twice: with ``game.dialogue.admission = "queue"`` (every ask submitted and
+waited for, in priority order, as the scheduler was before) and ``"value"`` (asks judged
+by what their line is worth, greetings never late). The two arms alternate scenario by
+scenario, so machine load hits both alike. Each run is its own process, as a player's.
+
+    python tools/bench/worker_time.py                    # bench/worker_time.json
+    python tools/bench/worker_time.py --ticks 600 --scenarios village:3
+
+For each run: greetings shown within one tick of the villager greeting, the share of
+greetings (and of every trigger's lines) the model wrote, the share of worker seconds
+spent on lines that were shown, fallbacks past their deadline, late lines, queue wait
+and tick p99.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from tools.bench.machine import load_average, machine_header  # noqa: E402
+
+SCENARIOS = ("village:3", "village:7", "village:11", "village:23", "crowd:31", "crowd:60")
+ARMS = ("queue", "value")
+_BASE_NPCS = 7  # the cast; the crowd adds generated villagers to make up the number
+
+
+def run_one(scenario: str, arm: str, ticks: int, folder: Path) -> dict[str, Any]:
+    """One headless game; returns its figures."""
+    kind, number = scenario.split(":")
+    report = folder / f"{kind}-{number}-{arm}.json"
+    argv = [sys.executable, "-m", "game", "--headless", "--backend", "llama"]
+    argv += ["--ticks", str(ticks), "--report", str(report), "--log", "WARNING"]
+    argv += ["--set", f'game.dialogue.admission="{arm}"']
+    if kind == "crowd":
+        argv += ["--scenario", "crowd", "--seed", "7", "--npcs", str(int(number) - _BASE_NPCS)]
+    else:
+        argv += ["--scenario", "village", "--seed", number]
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"worker_time: {scenario} {arm} failed:\n{done.stderr[-2000:]}")
+    return figures(json.loads(report.read_text()))
+
+
+def figures(report: dict[str, Any]) -> dict[str, Any]:
+    """What the comparison reads from one headless report."""
+    ai = report["ai"]
+    lines = report["lines"]
+    greet = lines["shown_by_trigger"].get("greet", {})
+    greets = sum(greet.values())
+    model_greets = greet.get("model", 0) + greet.get("prepared", 0)
+    worker = ai["worker"]
+    return {
+        "ticks": report["ticks"],
+        "tick_ms_p99": report["tick_ms"]["p99"],
+        "overruns": report["overruns"],
+        "greetings": ai["encounters"],
+        "greetings_shown": ai["encounters_shown"],
+        "greetings_within_1_tick": ai["greetings_within_1_tick"],
+        "encounter_latency_ticks": ai["encounter_latency_ticks"],
+        "greetings_from_model": model_greets,
+        "greeting_model_share": round(model_greets / greets, 4) if greets else None,
+        "model_share": lines["model_share"],
+        "shown_by_trigger": lines["shown_by_trigger"],
+        "worker_seconds": worker["seconds"],
+        "worker_shown_share": worker["shown_share"],
+        "shed": worker["shed"],
+        "late": worker["late"],
+        "fallbacks": ai["fallbacks"],
+        "dropped": ai["dropped"],
+        "queue_wait_ms": ai["queue_wait_ms"],
+        "predictive": ai["predictive"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=3600)
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS))
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "worker_time.json")
+    args = parser.parse_args()
+    start = load_average()
+    runs: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for index, scenario in enumerate(args.scenarios.split(",")):
+            # Alternate which arm goes first, so neither always meets a warmer machine.
+            order = ARMS if index % 2 == 0 else tuple(reversed(ARMS))
+            runs[scenario] = {arm: run_one(scenario, arm, args.ticks, Path(tmp)) for arm in order}
+            for arm in ARMS:
+                r = runs[scenario][arm]
+                print(
+                    f"{scenario:11s} {arm:5s} greetings {r['greetings_within_1_tick']}/"
+                    f"{r['greetings']} in 1 tick, model {r['greeting_model_share']}, "
+                    f"worker on shown {r['worker_shown_share']:.0%}, "
+                    f"tick p99 {r['tick_ms_p99']:.2f} ms",
+                    file=sys.stderr,
+                )
+    document = {
+        "machine": machine_header(start, model=load_settings(CONFIG_DIR).ai.model),
+        "ticks_per_run": args.ticks,
+        "arms": {
+            "queue": 'game.dialogue.admission = "queue": every ask submitted and waited for',
+            "value": 'game.dialogue.admission = "value": value admission, greetings never late',
+        },
+        "runs": runs,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"-> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
