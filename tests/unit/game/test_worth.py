@@ -67,3 +67,7 @@ def test_cost_follows_the_measured_lines() -> None:
     assert model.cost_s() == pytest.approx(3.0, rel=0.01)
     model.observe(0.0)  # a line that never ran says nothing
     assert model.cost_s() == pytest.approx(3.0, rel=0.01)
+
+
+def test_a_goodbye_is_too_fleeting_for_the_model() -> None:
+    assert chance_shown(Trigger.FAREWELL, ON, NOW) < SHED_BELOW
