@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
-from ai import AiMetrics, LineRequest, Priority
+from ai import AiMetrics, LineRequest
 from game.dialogue.worth import SHED_BELOW, CostModel, Moment, Sight, chance_shown, value
+from game.headless.report import WorkerReport
 from game.sim.events import Trigger
 from game.sim.world import World
 
@@ -25,6 +26,8 @@ from game.sim.world import World
 #: "expired": a prepared line nobody needed; "rejected": the world had moved on;
 #: "failed": the model gave no usable line (or ran out of time).
 OUTCOMES = ("shown", "late", "cancelled", "expired", "rejected", "failed")
+PLAYER_REACTIONS = frozenset({Trigger.HIT, Trigger.NEAR_MISS, Trigger.BUMPED})
+"""What the player did to a villager: its answer is always the model's to write."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,17 @@ class Admission:
         moment = Moment(self.wait_s(), window_s, eta_s, ttl_s, heading)
         chance = chance_shown(trigger, self.sight(request.npc_id), moment)
         return Verdict(chance, value(trigger, chance, self.cost_s(request)))
+
+    def admit(self, request: LineRequest, trigger: Trigger, to_player: bool) -> LineRequest | None:
+        """``request`` with its value, or None when its line is unlikely to be seen in its
+        moment (counted as shed). A chat reply and a reaction to the player (``to_player``)
+        are always admitted."""
+        verdict = self.judge(request, trigger, window_s=request.deadline_s)
+        never_shed = trigger is Trigger.CHAT or (to_player and trigger in PLAYER_REACTIONS)
+        if not verdict.admitted and not never_shed:
+            self.count_shed(trigger)
+            return None
+        return replace(request, value=verdict.value)
 
     def cost_s(self, request: LineRequest) -> float:
         """The worker seconds a request is expected to take: a line, as measured."""
@@ -137,8 +151,15 @@ class WorkerTime:
         return self.seconds["shown"] / total if total else 0.0
 
 
-def is_player_caused(priority: Priority, trigger: Trigger) -> bool:
-    """Asks never shed: a chat reply, or a reaction to what the player just did."""
-    return trigger is Trigger.CHAT or (
-        priority >= Priority.REACTIVE and trigger in (Trigger.HIT, Trigger.BUMPED)
+def worker_report(
+    admission: Admission | None, worker_time: WorkerTime, late: Mapping[str, int]
+) -> WorkerReport:
+    """The report's ``ai.worker``: where the worker's time went, what was shed or late."""
+    return WorkerReport(
+        admission="value" if admission is not None else "queue",
+        seconds={k: round(worker_time.seconds[k], 3) for k in OUTCOMES},
+        shown_share=round(worker_time.shown_share(), 4),
+        decisions_s=round(worker_time.decisions_s, 3),
+        shed=dict(admission.shed) if admission is not None else {},
+        late={k: v for k, v in late.items() if v},
     )

@@ -27,7 +27,7 @@ from ai import (
     TokenStreamed,
 )
 from ai.events import TERMINAL_EVENTS, RequestTimedOut
-from game.dialogue.admission import OUTCOMES, Admission, WorkerTime
+from game.dialogue.admission import Admission, WorkerTime, worker_report
 from game.dialogue.chat_streams import ChatStreams
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.greetings import GreetingPreparer
@@ -63,14 +63,6 @@ _PREDICT_EVERY = 3
 # few onlookers get model lines, the rest answer at once from their templates.
 _CROWD_TRIGGERS = frozenset({Trigger.TOPPLED})
 _MODEL_VOICES_PER_EVENT = 2
-# What the player did to a villager: its answer is always the model's to write.
-_PLAYER_REACTIONS = frozenset({Trigger.HIT, Trigger.NEAR_MISS, Trigger.BUMPED})
-
-
-def _trigger_of(record: LineRecord) -> str:
-    snapshot = record.request.snapshot
-    trigger = getattr(snapshot, "trigger", None)
-    return trigger.value if isinstance(trigger, Trigger) else "?"
 
 
 class ModelLineSource:
@@ -178,22 +170,14 @@ class ModelLineSource:
             self._handle(event, ask.tick)
 
     def _admit(self, ask: LineAsk, request: LineRequest) -> LineRequest | None:
-        """The request with its value, or None when its line would not be seen in time.
-
-        A chat reply and a reaction to the player are always written; anything else
-        unlikely to be seen gets a template line now (ambient chatter: nothing at all).
-        """
+        """The request with its value, or None (and a template now, or silence for
+        chatter) when its line would not be seen in time."""
         assert self.admission is not None
-        verdict = self.admission.judge(request, ask.trigger, window_s=request.deadline_s)
-        never_shed = ask.trigger is Trigger.CHAT or (
-            ask.trigger in _PLAYER_REACTIONS and ask.listener_id == self._player_id
-        )
-        if not verdict.admitted and not never_shed:
-            self.admission.count_shed(ask.trigger)
-            if ask.trigger is not Trigger.AMBIENT:
-                self._out.append(LineReady(ask, self._template(ask), "template"))
-            return None
-        return replace(request, value=verdict.value)
+        to_player = ask.listener_id == self._player_id
+        admitted = self.admission.admit(request, ask.trigger, to_player)
+        if admitted is None and ask.trigger is not Trigger.AMBIENT:
+            self._out.append(LineReady(ask, self._template(ask), "template"))
+        return admitted
 
     def prepare(self, ask: LineAsk) -> None:
         """Have the reply's prompt read into the model's cache while the player types.
@@ -307,7 +291,7 @@ class ModelLineSource:
                 self.admission.cost.observe(seconds)
             if isinstance(event, FallbackUsed) and event.reason == "timeout":
                 # The model ran out of its moment; the template stands in now.
-                self.late[_trigger_of(record)] += 1
+                self.late[record.snapshot.trigger.value] += 1
                 self.worker_time.settle(event.handle.id, "late")
             tier = event.tier if isinstance(event, LineCompleted) else ""
             if tier:
@@ -383,17 +367,9 @@ class ModelLineSource:
 
     def worker(self) -> WorkerReport:
         """Where the worker's time went, and what was shed or late."""
-        time_ = self.worker_time
         late = Counter(self.late)
         late[Trigger.GREET.value] += self.greetings.outcomes["late"]
-        return WorkerReport(
-            admission="value" if self.admission is not None else "queue",
-            seconds={k: round(time_.seconds[k], 3) for k in OUTCOMES},
-            shown_share=round(time_.shown_share(), 4),
-            decisions_s=round(time_.decisions_s, 3),
-            shed=dict(self.admission.shed) if self.admission is not None else {},
-            late={k: v for k, v in late.items() if v},
-        )
+        return worker_report(self.admission, self.worker_time, late)
 
     def wait_ready(self, timeout_s: float) -> str:
         """Block until the model has loaded and its warm-up has finished, or failed to load.
