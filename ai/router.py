@@ -358,8 +358,9 @@ class Router:
 
     @property
     def in_flight(self) -> int:
-        """Requests generating right now, over all tiers."""
-        return sum(lane.in_flight for tier in self._tiers for lane in tier.lanes)
+        """Requests generating right now, over all tiers (and an old model finishing one)."""
+        lanes = sum(lane.in_flight for tier in self._tiers for lane in tier.lanes)
+        return lanes + self._swaps.in_flight
 
     def metrics(self) -> AiMetrics:
         """The game's view: requests as routed, with the tiers' queue figures summed."""

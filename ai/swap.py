@@ -183,6 +183,12 @@ class Swaps:
             return swap.old
         return tier.lanes[0]
 
+    @property
+    def in_flight(self) -> int:
+        """The game's line the old model is finishing, if any (0 or 1)."""
+        swap = self._swap
+        return 0 if swap is None or swap.old is None or swap.retired else swap.old.in_flight
+
     # -- each poll -----------------------------------------------------------
 
     def advance(self, tier: Tier, legs: LegTable, route: Route) -> None:

@@ -338,6 +338,7 @@ def test_shutdown_while_the_old_model_finishes_its_line_answers_it_and_stops_bot
     game.until(lambda: bool(game.of(RequestStarted)))
     router.swap_model(VILLAGE)
     game.until(lambda: router.swap_progress().state == "finishing")
+    assert router.in_flight == 1  # the old model's line, still counted
     router.shutdown()
     game.until(lambda: game.ended(running))
     ends = [e for e in game.timeline if isinstance(e, TERMINAL_EVENTS)]
