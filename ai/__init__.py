@@ -4,9 +4,11 @@ The game talks to a :class:`LineRuntime`: the :class:`Router` that ``build_route
 makes over one or two tiers, each tier one or more :class:`AiRuntime` lanes with a
 worker thread of its own. It submits :class:`LineRequest` objects and drains events
 once per tick with ``poll``. Only the local runtime's worker thread touches the
-in-process model. This package never imports the game.
+in-process model; a model swap (``swap_model``, :mod:`ai.swap`) brings a second one
+up on a thread of its own. This package never imports the game.
 """
 
+from ai.assembly import backend_for, build_router
 from ai.backend import Backend, GenerationError, GenerationParams, ModelLoadError
 from ai.config import (
     AiConfig,
@@ -26,20 +28,24 @@ from ai.events import (
     LineCompleted,
     LineFailed,
     LoadProgress,
+    ModelSwapped,
     RequestCancelled,
     RequestDropped,
     RequestStarted,
     RequestStats,
     RequestTimedOut,
+    SwapEvent,
+    SwapProgress,
+    SwapRefused,
     TokenStreamed,
 )
 from ai.fallback import FallbackSource
 from ai.hygiene import clean_line, find_blocked, is_garbage, sanitize_player_text
-from ai.line_runtime import LineRuntime
+from ai.line_runtime import LineRuntime, SwappableRuntime
 from ai.llama_backend import LlamaBackend
 from ai.metrics import AiMetrics, Percentiles, TierStats
 from ai.requests import CandidatePlan, Choice, Exchange, Handle, LineRequest, Priority, PromptSpec
-from ai.router import Router, build_router
+from ai.router import Router
 from ai.runtime import AiRuntime
 from ai.scripted_backend import ScriptedBackend, ScriptedError, ScriptedHang
 from ai.selection import LineCriteria, Verdict
@@ -70,6 +76,7 @@ __all__ = [
     "LoadProgress",
     "ModelConfig",
     "ModelLoadError",
+    "ModelSwapped",
     "Percentiles",
     "Priority",
     "PromptSpec",
@@ -87,9 +94,14 @@ __all__ = [
     "ScriptedConfig",
     "ScriptedError",
     "ScriptedHang",
+    "SwapEvent",
+    "SwapProgress",
+    "SwapRefused",
+    "SwappableRuntime",
     "TierStats",
     "TokenStreamed",
     "Verdict",
+    "backend_for",
     "build_router",
     "clean_line",
     "find_blocked",

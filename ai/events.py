@@ -17,6 +17,7 @@ from ai.selection import Verdict
 logger = logging.getLogger(__name__)
 
 LoadState = Literal["loading", "ready", "degraded"]
+SwapState = Literal["idle", "loading", "testing", "warming", "finishing"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +147,48 @@ TerminalEvent: TypeAlias = (
     LineCompleted | LineFailed | RequestCancelled | RequestTimedOut | RequestDropped
 )
 TERMINAL_EVENTS = (LineCompleted, LineFailed, RequestCancelled, RequestTimedOut, RequestDropped)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSwapped:
+    """A new local model writes every line from now on, and the old one is freed.
+
+    Build prompts in ``prompt_style`` from now on (``load_progress()`` says the same);
+    ``moved`` requests were still queued and went over to the new model.
+    """
+
+    name: str
+    prompt_style: str
+    seconds: float
+    moved: int
+
+
+@dataclass(frozen=True, slots=True)
+class SwapRefused:
+    """The model asked for could not take over; the current one serves on untouched.
+
+    ``reason`` is one sentence for the player (the log says the same, once).
+    """
+
+    name: str
+    reason: str
+
+
+#: How a model swap ended, from ``swap_events()``; these carry no request.
+SwapEvent: TypeAlias = ModelSwapped | SwapRefused
+
+
+@dataclass(frozen=True, slots=True)
+class SwapProgress:
+    """How far a model swap has got, for the HUD; ``state`` is "idle" when none runs.
+
+    ``name`` is the model being brought up; ``stage`` says what it is doing.
+    """
+
+    state: SwapState
+    name: str = ""
+    fraction: float = 0.0
+    stage: str = ""
 
 
 def needs_fallback(event: TerminalEvent) -> bool:

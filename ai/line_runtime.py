@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from ai.events import AiEvent, LoadProgress
+from ai.config import ModelConfig
+from ai.events import AiEvent, LoadProgress, SwapEvent, SwapProgress
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, TierStats
 from ai.requests import Handle, LineRequest
@@ -94,6 +95,35 @@ class LineRuntime(Protocol):
 
     def tiers(self) -> tuple[TierStats, ...]:
         """Each tier's state and figures, local first; empty with no tiers."""
+        ...
+
+
+class SwappableRuntime(LineRuntime, Protocol):
+    """A :class:`LineRuntime` whose local model can change while it runs: the router.
+
+    Kept apart from :class:`LineRuntime` so that the benchmarks' peers, which cannot
+    swap, still pass as runtimes. See :mod:`ai.swap` for how a swap goes.
+    """
+
+    def swap_model(
+        self, model: ModelConfig, warm_ups: Mapping[str, LineRequest] | None = None
+    ) -> None:
+        """Bring ``model`` up beside the serving one, to take over once it is ready.
+
+        ``warm_ups``: the warm-up request to run for each prompt style the new model
+        may report. Never blocks; a swap asked for while one runs is refused.
+        """
+        ...
+
+    def swap_events(self) -> list[SwapEvent]:
+        """How swaps ended since the last call (``ModelSwapped``, ``SwapRefused``).
+
+        Call it after :meth:`poll`: the old model's last line comes from that poll.
+        """
+        ...
+
+    def swap_progress(self) -> SwapProgress:
+        """How far a swap has got ("idle" when none runs), for the HUD."""
         ...
 
 

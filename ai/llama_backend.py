@@ -347,6 +347,21 @@ class LlamaBackend:
         self._prompt_style = ""
         if llm is not None:
             llm.close()
+            _return_freed_memory()
+
+
+def _return_freed_memory() -> None:
+    """Give the memory a closed model leaves in the C allocator back to the system.
+
+    glibc keeps what each thread freed in that thread's arena, for reuse: a model swap
+    that freed one model for another left about 70 MB behind (measured), and
+    ``malloc_trim`` returned it in about 11 ms, on the worker. Elsewhere it does nothing.
+    """
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def _close_stream(stream: Any) -> None:

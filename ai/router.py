@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 
-from ai.backend import Backend
-from ai.config import AiConfig
+from ai.config import AiConfig, ModelConfig
 from ai.events import (
     TERMINAL_EVENTS,
     AiEvent,
@@ -39,31 +39,34 @@ from ai.events import (
     LoadProgress,
     RequestCancelled,
     RequestStarted,
+    SwapEvent,
+    SwapProgress,
     TerminalEvent,
     TokenStreamed,
     needs_fallback,
 )
-from ai.fallback import FallbackSource
 from ai.hedging import Hedges
 from ai.legs import LaneKey, Leg, RoutedRequest
-from ai.line_runtime import LineRuntime, poll_until
+from ai.line_runtime import SwappableRuntime, poll_until
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder, TierStats
 from ai.probes import BreakerProbes
 from ai.requests import Handle, LineRequest, Priority
 from ai.runtime import AiRuntime
-from ai.tiers import LOCAL, Tier, build_tiers
+from ai.swap import Swaps
+from ai.tiers import LOCAL, Tier, order_tiers
 
 logger = logging.getLogger(__name__)
 
 
 class Router:
-    """Routes line requests over tiers; a :class:`LineRuntime` like each of its lanes."""
+    """Routes line requests over tiers, and swaps the local model (``swaps``); a LineRuntime."""
 
     def __init__(
         self,
         config: AiConfig,
         tiers: list[Tier],
+        swaps: Swaps,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         if not tiers or tiers[0].name != LOCAL:
@@ -83,6 +86,7 @@ class Router:
         self._sticky: dict[int, str] = {}
         self._pending: list[AiEvent] = []
         self._next_id = 1
+        self._swaps = swaps
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -92,13 +96,32 @@ class Router:
         See :meth:`AiRuntime.start`: a probe that leaves no room for a line marks the local
         tier degraded, naming its label.
         """
+        self._swaps.probes = tuple(probes)
         for tier in self._tiers:
             tier.start(probes if tier is self._local else ())
 
     def shutdown(self) -> None:
         """Stop every tier within about a second each; the next poll reports what ended."""
+        self._swaps.shutdown()
         for tier in reversed(self._tiers):
             tier.shutdown()
+
+    def swap_model(
+        self, model: ModelConfig, warm_ups: Mapping[str, LineRequest] | None = None
+    ) -> None:
+        """Bring ``model`` up beside the local one to take over (:mod:`ai.swap`); never blocks.
+
+        ``warm_ups``: the warm-up for each prompt style the new model may report.
+        """
+        self._swaps.begin(model, warm_ups or {})
+
+    def swap_events(self) -> list[SwapEvent]:
+        """How the swaps ended since the last call, in order; call it after :meth:`poll`."""
+        return self._swaps.events()
+
+    def swap_progress(self) -> SwapProgress:
+        """How far a model swap has got ("idle" when none runs), for the HUD."""
+        return self._swaps.progress()
 
     @property
     def multi_tier(self) -> bool:
@@ -130,34 +153,12 @@ class Router:
         self._metrics.record_submit(request.priority)
         self._routed[handle.id] = routed
         self._by_signature[request.signature] = routed
-        order = self._order(request, now)
+        sticky = self._sticky.get(request.npc_id, "")
+        order = order_tiers(self._tiers, self._by_name, self._routing, request, sticky, now)
         self._start_leg(routed, order[0], request, now)
         if request.priority is Priority.PLAYER_CHAT and len(order) > 1:
             self._hedges.arm(routed, order[1], now + self._routing.hedge_delay_s)
         return handle
-
-    def _order(self, request: LineRequest, now: float) -> list[Tier]:
-        """The tiers that may serve ``request`` now, best first; never empty."""
-        if len(self._tiers) == 1 or request.choice is not None:
-            # A closed choice is scored from the model's own logits: only the local tier can.
-            return [self._local]
-        by_name = self._by_name
-        usable = [
-            tier
-            for name in self._routing.tiers_for(request.priority)
-            if (tier := by_name.get(name)) is not None and tier.usable()
-        ]
-        if len(usable) > 1:
-            fitting = [tier for tier in usable if tier.fits(request.deadline_s, now)]
-            usable = fitting + [tier for tier in usable if tier not in fitting]
-        if request.priority is Priority.PLAYER_CHAT:
-            sticky = by_name.get(self._sticky.get(request.npc_id, ""))
-            if sticky is not None and sticky in usable:
-                usable.remove(sticky)
-                usable.insert(0, sticky)
-        if not usable:
-            usable = [self._local]
-        return usable
 
     def _start_leg(
         self, routed: RoutedRequest, tier: Tier, request: LineRequest, now: float
@@ -241,6 +242,9 @@ class Router:
             for routed in self._hedges.due(now):
                 self._hedge(routed, now, "slow")
         self._breaker_probes.send_due(self._tiers, now)
+        if self._swaps:
+            route = partial(self._route, self._local, now=now, out=out)
+            self._swaps.advance(self._local, self._legs, route)
         return out
 
     def _hedge(self, routed: RoutedRequest, now: float, why: str) -> bool:
@@ -344,8 +348,8 @@ class Router:
     # -- status --------------------------------------------------------------
 
     def load_progress(self) -> LoadProgress:
-        """The local model's load progress: the game's readiness follows the local tier."""
-        return self._local.lanes[0].load_progress()
+        """The local model's load progress (during a swap, the old one's until ModelSwapped)."""
+        return self._swaps.serving(self._local).load_progress()
 
     @property
     def queue_depth(self) -> int:
@@ -354,12 +358,14 @@ class Router:
 
     @property
     def in_flight(self) -> int:
-        """Requests generating right now, over all tiers."""
-        return sum(lane.in_flight for tier in self._tiers for lane in tier.lanes)
+        """Requests generating right now, over all tiers (and an old model finishing one)."""
+        lanes = sum(lane.in_flight for tier in self._tiers for lane in tier.lanes)
+        return lanes + self._swaps.in_flight
 
     def metrics(self) -> AiMetrics:
         """The game's view: requests as routed, with the tiers' queue figures summed."""
         lanes = [lane.metrics() for tier in self._tiers for lane in tier.lanes]
+        lanes += self._swaps.retired
         recorder = self._metrics
         recorder.preempted = sum(m.preempted for m in lanes)
         recorder.requeued = sum(m.requeued for m in lanes)
@@ -375,20 +381,5 @@ class Router:
         return self._by_name.get(name)
 
 
-# mypy checks here that the router offers every call the game makes.
-_IS_A_LINE_RUNTIME: type[LineRuntime] = Router
-
-
-def build_router(
-    config: AiConfig,
-    local_backend: Backend,
-    fallback: FallbackSource,
-    remote_backend: Callable[[], Backend] | None = None,
-    clock: Callable[[], float] = time.perf_counter,
-) -> Router:
-    """A router over the tiers ``config`` asks for (see :func:`ai.tiers.build_tiers`).
-
-    Not yet started.
-    """
-    tiers = build_tiers(config, local_backend, fallback, remote_backend, clock)
-    return Router(config, tiers, clock)
+# mypy checks here that the router offers every call the game makes, swaps included.
+_IS_A_SWAPPABLE_RUNTIME: type[SwappableRuntime] = Router

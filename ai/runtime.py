@@ -10,22 +10,19 @@ thread (:mod:`ai.worker`) owns the backend. They share a scheduler guarded by
 one lock held for microseconds, and an outbox ``deque`` of immutable events.
 Fallback lines are fetched here, on the main thread, never by the worker.
 
-Preemption (``ai.scheduler.preempts``): a running PREDICTIVE or AMBIENT request is
-stopped at the next token when PLAYER_CHAT work is submitted, and a running AMBIENT one
-when a PREDICTIVE request is. If its deadline has not passed it is silently
-re-queued at the head of its class and later starts again from scratch, so a second
-``RequestStarted`` arrives; otherwise it ends in ``RequestCancelled("preempted")``
-plus a fallback.
+Preemption (``ai.scheduler.preempts``): PLAYER_CHAT work stops a running PREDICTIVE or
+AMBIENT request at its next token, and PREDICTIVE work a running AMBIENT one. While its
+deadline allows, it is re-queued at the head of its class and starts again (a second
+``RequestStarted``), else it ends in ``RequestCancelled("preempted")``.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from ai.backend import Backend
 from ai.cache_fills import CacheFills
@@ -47,22 +44,20 @@ from ai.fallback import FallbackSource, safe_fallback_line
 from ai.line_runtime import LineRuntime, poll_until
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder, TierStats
-from ai.requests import Handle, LineRequest, Priority
-from ai.scheduler import Scheduler, Ticket, TicketState, preempts
+from ai.requests import Handle, LineRequest
+from ai.scheduler import RateLimit, Scheduler, Ticket, TicketState, preempts
+from ai.switch_interval import SwitchInterval
 from ai.worker import Outbox, Worker
 
 logger = logging.getLogger(__name__)
-
-# The worker stops within a graph node of an abort (milliseconds) or a hash block; only
-# llama.cpp's model load itself (about 0.5 s for the default model) cannot be interrupted.
-_JOIN_WARN_S = 2.0
 
 
 class AiRuntime:
     """Schedules line requests onto one worker thread and reports events; one lane.
 
     Not thread-safe: call it from the game's main thread only. ``clock`` must
-    be monotonic seconds; tests inject a fake one.
+    be monotonic seconds; tests inject a fake one. A ``standby`` runtime comes up beside
+    a serving one (a model swap), whose caller reports a model that fails to load.
     """
 
     def __init__(
@@ -71,6 +66,7 @@ class AiRuntime:
         backend: Backend,
         fallback: FallbackSource,
         clock: Callable[[], float] = time.perf_counter,
+        standby: bool = False,
     ) -> None:
         self._config = config
         self._fallback = fallback
@@ -79,16 +75,17 @@ class AiRuntime:
         self._scheduler = Scheduler(config.scheduler.queue_capacity)
         self._outbox: Outbox = deque()
         self._worker = Worker(config, backend, self._scheduler, self._cond, self._outbox, clock)
+        self._worker.standby = standby
         self._metrics = MetricsRecorder()
         self._tickets: dict[int, Ticket] = {}
         self._pending: list[AiEvent] = []
         self._expiry = Expiry()
-        self._last_submit: dict[tuple[int, Priority], float] = {}
+        self._rate_limit = RateLimit(config.scheduler.rate_limit_s)
         self._fills = CacheFills()
         self._next_id = 1
         self._started = False
         self._shut_down = False
-        self._saved_switch_interval: float | None = None
+        self._switch = SwitchInterval(config.runtime.switch_interval_s)
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -102,12 +99,7 @@ class AiRuntime:
             return
         self._started = True
         self._worker.probes = tuple(probes)
-        interval = self._config.runtime.switch_interval_s
-        if interval > 0.0:
-            # Shorter GIL slices let the main thread back in sooner when the
-            # worker is between native calls; see RuntimeConfig.
-            self._saved_switch_interval = sys.getswitchinterval()
-            sys.setswitchinterval(interval)
+        self._switch.apply()
         self._worker.start()
 
     def shutdown(self) -> None:
@@ -119,35 +111,34 @@ class AiRuntime:
         at its next progress report. The worker is joined, never abandoned:
         a process that exits with the thread inside llama.cpp can crash.
         """
+        self.retire()
+        if self._started:
+            self._worker.join()
+        self._switch.restore()
+
+    def retire(self, successor: AiRuntime | None = None) -> None:
+        """Stop the worker as :meth:`shutdown` does, but without waiting for it to end.
+
+        Once :attr:`stopped`, :meth:`shutdown` returns at once. ``successor`` (a model
+        swap's new runtime) takes over putting the switch interval back.
+        """
+        if successor is not None:
+            self._switch.hand_over(successor._switch)
         if self._shut_down:
             return
         self._shut_down = True
-        with self._cond:
-            self._worker.stopping = True
-            running = self._worker.running
-            if running is not None and running.cancel_reason is None:
-                running.cancel_reason = "shutdown"
-            self._worker.interrupt()
-            queued = self._scheduler.drain()
-            for ticket in queued:
-                ticket.state = TicketState.DONE
-            self._cond.notify_all()
+        queued, running = self._worker.halt()
         for ticket in queued:
             self._emit_terminal(ticket, RequestDropped(ticket.handle, ticket.request, "shutdown"))
         if running is not None and not running.closed:
             self._emit_terminal(
                 running, RequestCancelled(running.handle, running.request, "shutdown")
             )
-        if self._started:
-            begin = time.perf_counter()
-            self._worker.thread.join(_JOIN_WARN_S)
-            if self._worker.thread.is_alive():
-                logger.warning("AI worker still busy after %.1f s; waiting for it", _JOIN_WARN_S)
-                self._worker.thread.join()
-            logger.info("AI worker stopped in %.0f ms", (time.perf_counter() - begin) * 1000.0)
-        if self._saved_switch_interval is not None:
-            sys.setswitchinterval(self._saved_switch_interval)
-            self._saved_switch_interval = None
+
+    @property
+    def stopped(self) -> bool:
+        """Whether the worker thread has ended (or never started)."""
+        return not self._worker.thread.is_alive()
 
     # -- requests ------------------------------------------------------------
 
@@ -167,7 +158,8 @@ class AiRuntime:
         finally:
             self._metrics.submit_calls.append(time.perf_counter() - begin)
 
-    def _submit(self, request: LineRequest) -> Handle:
+    def _submit(self, request: LineRequest, waited_s: float | None = None) -> Handle:
+        """``waited_s``: how long another runtime already kept it (then no rate limit)."""
         now = self._clock()
         existing = self._scheduler.find(request.signature)
         if existing is not None and not existing.closed:
@@ -178,17 +170,12 @@ class AiRuntime:
             return existing.handle
         handle = Handle(self._next_id)
         self._next_id += 1
-        ticket = Ticket(handle, request, handle.id, now)
+        ticket = Ticket(handle, request, handle.id, now - (waited_s or 0.0))
         self._metrics.record_submit(request.priority)
         if self._shut_down:
             return self._reject(ticket, RequestDropped(handle, request, "shutdown"))
-        if request.priority < Priority.PLAYER_CHAT and request.choice is None:
-            # Decisions are few and follow a line of the same villager's by design.
-            key = (request.npc_id, request.priority)
-            last = self._last_submit.get(key)
-            if last is not None and now - last < self._config.scheduler.rate_limit_s:
-                return self._reject(ticket, RequestDropped(handle, request, "rate_limited"))
-            self._last_submit[key] = now
+        if waited_s is None and not self._rate_limit.allows(request, now):
+            return self._reject(ticket, RequestDropped(handle, request, "rate_limited"))
         evicted: Ticket | None = None
         with self._cond:
             # Checked under the lock: the worker drains the queue when it degrades.
@@ -241,7 +228,8 @@ class AiRuntime:
         read-ahead still queued is cancelled: only the newest matters.
         """
         for handle in self._fills.read_aheads():
-            if self.is_queued(handle):
+            ticket = self._tickets.get(handle.id)
+            if ticket is not None and ticket.state is TicketState.QUEUED:
                 self.cancel(handle)
         self._fills.add_read_ahead(self.submit(request.read_ahead()))
 
@@ -267,10 +255,27 @@ class AiRuntime:
         finally:
             self._metrics.cancel_calls.append(time.perf_counter() - begin)
 
-    def is_queued(self, handle: Handle) -> bool:
-        """Whether the request is still waiting for the worker (not started, not ended)."""
-        ticket = self._tickets.get(handle.id)
-        return ticket is not None and ticket.state is TicketState.QUEUED
+    def take_over(self, old: AiRuntime, handles: Iterable[Handle]) -> dict[int, Handle]:
+        """Move requests still queued on ``old`` here, unseen by the caller (a model swap).
+
+        Returns each new handle by old handle id, and limits none by rate again; a
+        request ``old``'s worker has started, or that has ended, stays there.
+        """
+        taken: list[Ticket] = []
+        with old._cond:
+            for handle in handles:
+                ticket = old._tickets.get(handle.id)
+                if ticket is not None and ticket.state is TicketState.QUEUED:
+                    old._scheduler.remove(ticket)
+                    ticket.state = TicketState.DONE
+                    ticket.closed = True
+                    del old._tickets[handle.id]
+                    taken.append(ticket)
+        now = self._clock()
+        return {
+            ticket.handle.id: self._submit(ticket.request, now - ticket.submitted_at)
+            for ticket in taken
+        }
 
     # -- events --------------------------------------------------------------
 
@@ -352,17 +357,11 @@ class AiRuntime:
                 self._scheduler.release(ticket)
 
     def wait(self, handle: Handle, timeout_s: float) -> list[AiEvent]:
-        """Block until ``handle`` finishes or ``timeout_s`` passes; return all events seen.
+        """Poll until ``handle`` ends or ``timeout_s`` passes (the naive sync demo mode).
 
-        For the deliberately naive synchronous demo mode. The model is still
-        only touched by the worker thread; this merely polls in a loop. Events
-        of other requests that arrive meanwhile are returned too, in order.
+        Returns every event seen meanwhile; a ticket leaves the table as it closes.
         """
-        return poll_until(self.poll, lambda: self._ended(handle), timeout_s)
-
-    def _ended(self, handle: Handle) -> bool:
-        ticket = self._tickets.get(handle.id)
-        return ticket is None or ticket.closed
+        return poll_until(self.poll, lambda: handle.id not in self._tickets, timeout_s)
 
     # -- status --------------------------------------------------------------
 

@@ -183,3 +183,26 @@ class Scheduler:
             if self._queues[priority]:
                 return priority
         return None
+
+
+class RateLimit:
+    """When each villager last asked at each priority: one sooner than ``seconds`` after waits.
+
+    Player chat and closed choices (decisions) are never limited: decisions are few, and
+    follow a line of the same villager's by design. Main thread only.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._last: dict[tuple[int, Priority], float] = {}
+
+    def allows(self, request: LineRequest, now: float) -> bool:
+        """Whether ``request`` may be queued now; if so, it counts as the latest ask."""
+        if request.priority >= Priority.PLAYER_CHAT or request.choice is not None:
+            return True
+        key = (request.npc_id, request.priority)
+        last = self._last.get(key)
+        if last is not None and now - last < self._seconds:
+            return False
+        self._last[key] = now
+        return True

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from ai.backend import Backend
@@ -22,7 +22,7 @@ from ai.events import RequestStats
 from ai.fallback import FallbackSource
 from ai.load_checks import Probe
 from ai.metrics import TierStats, percentile, summarize
-from ai.requests import LineRequest
+from ai.requests import LineRequest, Priority
 from ai.runtime import AiRuntime
 
 logger = logging.getLogger(__name__)
@@ -164,6 +164,41 @@ class Tier:
             ttft_s=summarize(s for _, s in self._ttft),
             tokens_per_s=summarize(self._tokens_per_s),
         )
+
+
+def order_tiers(
+    tiers: Sequence[Tier],
+    by_name: Mapping[str, Tier],
+    routing: RoutingConfig,
+    request: LineRequest,
+    sticky: str,
+    now: float,
+) -> list[Tier]:
+    """The tiers that may serve ``request`` now, best first; never empty.
+
+    ``tiers`` starts with the local one, which answers when nothing listed can;
+    ``sticky`` names the tier the villager's conversation is on ("" for none).
+    """
+    local = tiers[0]
+    if len(tiers) == 1 or request.choice is not None:
+        # A closed choice is scored from the model's own logits: only the local tier can.
+        return [local]
+    usable = [
+        tier
+        for name in routing.tiers_for(request.priority)
+        if (tier := by_name.get(name)) is not None and tier.usable()
+    ]
+    if len(usable) > 1:
+        fitting = [tier for tier in usable if tier.fits(request.deadline_s, now)]
+        usable = fitting + [tier for tier in usable if tier not in fitting]
+    if request.priority is Priority.PLAYER_CHAT:
+        kept = by_name.get(sticky)
+        if kept is not None and kept in usable:
+            usable.remove(kept)
+            usable.insert(0, kept)
+    if not usable:
+        usable = [local]
+    return usable
 
 
 def build_tiers(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
@@ -41,6 +42,9 @@ Outbox = deque[tuple[Ticket, AiEvent]]
 
 # Raw output longer than this many times max_chars is runaway text: stop early.
 _RUNAWAY_FACTOR = 4
+# The worker stops within a graph node of an abort (milliseconds) or a hash block; only
+# llama.cpp's model load itself (about 0.5 s for the default model) cannot be interrupted.
+_JOIN_WARN_S = 2.0
 
 
 class _StopLoadingError(Exception):
@@ -81,6 +85,8 @@ class Worker:
         self.requeued = 0
         #: Largest prompts to check once the model is loaded; set before ``start``.
         self.probes: tuple[Probe, ...] = ()
+        #: Brought up beside a serving model (a swap): whoever started it reports a failed load.
+        self.standby = False
         self.progress = LoadProgress(0.0, "waiting to start", "loading")
         self._thread = threading.Thread(target=self._run, name="ai-worker", daemon=False)
         self._candidates = CandidateDraw(
@@ -106,6 +112,32 @@ class Worker:
     def interrupt(self) -> None:
         """Abort the backend's native call in progress; the caller holds ``cond``."""
         self._backend.interrupt()
+
+    def halt(self) -> tuple[list[Ticket], Ticket | None]:
+        """Stop taking work: the queued tickets, drained, and the running one, cancelled.
+
+        The thread then ends by itself, closing the backend; nothing here waits for it.
+        """
+        with self._cond:
+            self.stopping = True
+            running = self.running
+            if running is not None and running.cancel_reason is None:
+                running.cancel_reason = "shutdown"
+            self.interrupt()
+            queued = self._scheduler.drain()
+            for ticket in queued:
+                ticket.state = TicketState.DONE
+            self._cond.notify_all()
+        return queued, running
+
+    def join(self) -> None:
+        """Wait for the started thread to end, with a warning if it takes long."""
+        begin = time.perf_counter()
+        self._thread.join(_JOIN_WARN_S)
+        if self._thread.is_alive():
+            logger.warning("AI worker still busy after %.1f s; waiting for it", _JOIN_WARN_S)
+            self._thread.join()
+        logger.info("AI worker stopped in %.0f ms", (time.perf_counter() - begin) * 1000.0)
 
     def _run(self) -> None:
         if self._load():
@@ -149,7 +181,10 @@ class Worker:
         return check_prompt_sizes(self._backend, self.probes, self._config.generation.max_tokens)
 
     def _degrade(self, message: str) -> None:
-        logger.error("AI model unavailable, using fallback lines only: %s", message)
+        if self.standby:
+            logger.debug("the model brought up beside the serving one failed: %s", message)
+        else:
+            logger.error("AI model unavailable, using fallback lines only: %s", message)
         with self._cond:
             self.degraded = True
             self.progress = LoadProgress(
