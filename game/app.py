@@ -14,6 +14,7 @@ from ai import (
     FallbackSource,
     LineRuntime,
     LlamaBackend,
+    Router,
     ScriptedBackend,
     build_router,
 )
@@ -21,7 +22,7 @@ from game.assets import AssetError, asset_path
 from game.cli import LOG_LEVELS, Options, fail, setting_overrides
 from game.config.checks import warn_about
 from game.config.loader import ConfigError
-from game.config.settings import CONFIG_DIR, Settings, load_settings
+from game.config.settings import CONFIG_DIR, VILLAGE_ADAPTER_PATH, Settings, load_settings
 from game.core.session import Session
 from game.core.shutdown import StopRequest
 from game.decisions.decider import Decider
@@ -35,6 +36,7 @@ from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.persona_prompt import Persona, largest_prompts, shared_context
 from game.dialogue.speech import Dialogue
 from game.dialogue.templates import TemplateFallback, TemplateLines
+from game.dialogue.voice_swap import VoiceSwap
 from game.persist.opening import open_save
 from game.persist.paths import check_writable
 from game.sim.cast import Fact, NpcSpec, load_cast
@@ -248,5 +250,10 @@ def _model_source(
         mode=settings.game.dialogue.ai_mode,
         sync_wait_s=settings.game.dialogue.sync_wait_s,
         admission=settings.game.dialogue.admission,
+        voice=(
+            VoiceSwap(runtime, ai.model, str(VILLAGE_ADAPTER_PATH))
+            if isinstance(runtime, Router) and VILLAGE_ADAPTER_PATH.exists()
+            else None
+        ),
         view_half_width=settings.game.window.width / 2,
     )

@@ -116,6 +116,12 @@ class SourceStatus(Protocol):
     def wait_ready(self, timeout_s: float) -> str:
         """Block until loaded or ``timeout_s`` passes; for headless runs, never in a tick."""
 
+    def toggle_adapter(self) -> str:
+        """Swap the village adapter on or off while the game runs; say what happens."""
+
+    def take_notices(self) -> list[str]:
+        """Messages for the player since the last call (a model swap done or refused)."""
+
 
 class TemplateLineSource:
     """Answers every ask from the persona's template lines, ready on the next poll."""
@@ -163,6 +169,14 @@ class TemplateLineSource:
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """No model, no statistics."""
         return ()
+
+    def toggle_adapter(self) -> str:
+        """There is no model to swap."""
+        return "The model is off: villagers speak from their templates"
+
+    def take_notices(self) -> list[str]:
+        """Nothing ever changes here."""
+        return []
 
     def report(self) -> ModelReport | None:
         """No model, no figures."""

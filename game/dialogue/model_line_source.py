@@ -11,7 +11,6 @@ separate strategy (``pacing``), so the naive sync mode is a swap, not a branch.
 from __future__ import annotations
 
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -42,13 +41,14 @@ from game.dialogue.line_source import (
 )
 from game.dialogue.memory import PLAYER_SPEAKER, Memories
 from game.dialogue.model_report import hud_rows, model_report, tier_rows
-from game.dialogue.pacing import AsyncPacing, Pacing, SyncPacing
+from game.dialogue.pacing import AsyncPacing, Pacing, SyncPacing, wait_until_ready
 from game.dialogue.persona_prompt import Persona
 from game.dialogue.records import LineKind, LineRecord, LineRecords, snapshot_of
 from game.dialogue.request_builder import RequestBuilder
 from game.dialogue.templates import TemplateLines
 from game.dialogue.timing import Timing
 from game.dialogue.validation import Checker
+from game.dialogue.voice_swap import VoiceSwap
 from game.headless.report import ModelReport, WorkerReport
 from game.sim.events import Trigger
 from game.sim.world import World
@@ -83,9 +83,11 @@ class ModelLineSource:
         sync_wait_s: float = 5.0,
         admission: str = "value",
         view_half_width: float = 640.0,
+        voice: VoiceSwap | None = None,
     ) -> None:
         self.runtime = runtime
         self.world = world
+        self.voice = voice  # the village adapter on and off while the game runs
         timing = timing or Timing()
         self.worker_time = WorkerTime()
         # "queue" keeps the scheduler as it was before value admission, for comparison.
@@ -203,6 +205,8 @@ class ModelLineSource:
         self._voices.clear()
         for event in self.runtime.poll():
             self._handle(event, tick)
+        if self.voice is not None:
+            self.voice.drain(self._builder)
         self.chats.watch(tick)
         out = self._out[:]
         self._out.clear()
@@ -211,6 +215,18 @@ class ModelLineSource:
     def close(self) -> None:
         """Stop the worker."""
         self.runtime.shutdown()
+
+    # -- hot swap ---------------------------------------------------------------
+
+    def toggle_adapter(self) -> str:
+        """Swap the village adapter on or off while the game runs (see ``voice_swap``)."""
+        if self.voice is None:
+            return "Only the local model can be swapped"
+        return self.voice.toggle(self._builder, self.world)
+
+    def take_notices(self) -> list[str]:
+        """Messages for the player since the last call (a model swap done or refused)."""
+        return self.voice.take_notices() if self.voice is not None else []
 
     # -- closed choices (decisions) ---------------------------------------------
 
@@ -377,16 +393,7 @@ class ModelLineSource:
         For headless runs, never in a tick. Returns the load state, or "warming" when the
         time ran out with the warm-up still queued or running.
         """
-        end = time.monotonic() + timeout_s
-        while self.runtime.load_progress().state == "loading" and time.monotonic() < end:
-            time.sleep(0.01)
-        if not self._ready():
-            return self.runtime.load_progress().state
-        self.poll(self.world.tick)  # starts the warm-up
+        runtime = self.runtime
         # Queued counts too: right after submit the worker may not have taken it yet.
-        while self.runtime.warming or self._busy():
-            if time.monotonic() >= end:
-                return "warming"
-            time.sleep(0.005)
-            self.poll(self.world.tick)
-        return self.runtime.load_progress().state
+        busy = lambda: runtime.warming or self._busy()  # noqa: E731
+        return wait_until_ready(runtime, lambda: self.poll(self.world.tick), busy, timeout_s)

@@ -116,6 +116,11 @@ class RequestBuilder:
         """Build every later prompt in ``style`` (see :class:`LinePlanner`)."""
         self._planner.use_style(style)
 
+    @property
+    def style(self) -> PromptStyle:
+        """The style prompts are built in now."""
+        return self._planner.style
+
     def listener_name(self, listener_id: int | None) -> str:
         """How a line's listener is named in prompts and templates."""
         if listener_id is None or listener_id == self._player_id:

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-PauseAction = Literal["resume", "quit"]
-ITEMS: tuple[tuple[str, PauseAction], ...] = (("Resume", "resume"), ("Quit", "quit"))
+PauseAction = Literal["resume", "voice", "quit"]
+ITEMS: tuple[tuple[str, PauseAction], ...] = (
+    ("Resume", "resume"),
+    ("Village voice on/off", "voice"),
+    ("Quit", "quit"),
+)
+""""Village voice" swaps the village adapter on or off while the game runs."""
 
 
 class PauseMenu:
-    """Resume or Quit, chosen with the arrow keys and Enter, or by clicking."""
+    """Resume, the village voice, or Quit, chosen with the arrow keys and Enter, or by
+    clicking."""
 
     def __init__(self) -> None:
         self.choice = 0

@@ -151,6 +151,8 @@ class GameWindow:
         self.village.step(intent)
         self.prev, self.curr = self.curr, self.village.world.snapshot()
         self.chat.update()
+        for notice in self.village.ai.take_notices():  # a model swap done or refused
+            self._say(notice)
         self._cheer_finished_errands()
 
     def _cheer_finished_errands(self) -> None:
@@ -254,8 +256,12 @@ class GameWindow:
             self.show_help = not self.show_help
 
     def _menu_pick(self, index: int | None) -> None:
-        if self.menu.pick(index) == "quit":
+        action = self.menu.pick(index)
+        if action == "quit":
             self.running = False
+        elif action == "voice":
+            self._pause(False)
+            self._say(self.village.ai.toggle_adapter())
         else:
             self._pause(False)
 

@@ -118,10 +118,10 @@ def test_the_pause_menu_resumes_and_quits(window: GameWindow) -> None:
     _key(window, pygame.K_ESCAPE)
     assert window.paused
     hud = window._hud()
-    assert hud.pause_items == ("Resume", "Quit")
+    assert hud.pause_items == ("Resume", "Village voice on/off", "Quit")
     assert hud.pause_choice == 0
     window.run(max_frames=1)
-    resume, quit_item = window.renderer.hud.menu_rects
+    resume, voice, quit_item = window.renderer.hud.menu_rects
     tick = window.village.tick
     window.run(max_frames=3)
     assert window.village.tick == tick  # paused: the world does not move
@@ -130,9 +130,15 @@ def test_the_pause_menu_resumes_and_quits(window: GameWindow) -> None:
     _key(window, pygame.K_ESCAPE)
     _key(window, pygame.K_DOWN)
     assert window._hud().pause_choice == 1
+    _key(window, pygame.K_RETURN)  # the village voice: this window has no model to swap
+    assert not window.paused
+    assert window._hud().toast.startswith("The model is off")
+    _key(window, pygame.K_ESCAPE)
+    _key(window, pygame.K_UP)
+    assert window._hud().pause_choice == 2
     _key(window, pygame.K_RETURN)
     assert not window.running
-    assert quit_item.top > resume.bottom
+    assert quit_item.top > voice.bottom > resume.bottom
 
 
 def test_the_window_is_called_zerostall_and_hints_at_help_for_a_while() -> None:
