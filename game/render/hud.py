@@ -331,10 +331,18 @@ class Hud:
         cx, cy = size[0] // 2, size[1] // 2
         surface.blit(big, big.get_rect(center=(cx, cy - 90)))
         y = cy - 40
+        # Every item as wide as the widest label (in bold, as when chosen), plus a margin.
+        width = max(
+            [220]
+            + [
+                self._text.render(label, 22, HUD_TEXT, bold=True).get_width() + 48
+                for label in hud.pause_items
+            ]
+        )
         for i, label in enumerate(hud.pause_items):
             chosen = i == hud.pause_choice
             glyphs = self._text.render(label, 22, HUD_TEXT if chosen else HUD_DIM, bold=chosen)
-            item = pygame.Rect(0, 0, 220, glyphs.get_height() + 14)
+            item = pygame.Rect(0, 0, width, glyphs.get_height() + 14)
             item.center = (cx, y)
             surface.blit(self._panel(item.size, 230 if chosen else 150), item)
             if chosen:

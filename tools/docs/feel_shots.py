@@ -119,7 +119,7 @@ def chat(window: GameWindow) -> None:
 
 
 def pause(window: GameWindow) -> None:
-    """Esc: the pause menu offers Resume and Quit."""
+    """Esc: the pause menu offers Resume, the village voice on or off, and Quit."""
     window._pause(True)
     _shoot(window, "feel-pause.png", frames=4)
     window._pause(False)
