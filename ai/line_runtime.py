@@ -85,7 +85,18 @@ class LineRuntime(Protocol):
         ...
 
     def metrics(self) -> AiMetrics:
-        """An immutable snapshot of the requests' counts and latencies."""
+        """An immutable snapshot of the requests' counts and latencies (computes
+        percentiles: for the HUD and reports, not for every ask)."""
+        ...
+
+    @property
+    def queue_depth(self) -> int:
+        """Requests waiting to start; cheap enough to read for every ask."""
+        ...
+
+    @property
+    def in_flight(self) -> int:
+        """Requests generating right now; cheap enough to read for every ask."""
         ...
 
     @property

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from ai import AiMetrics, LineRequest
+from ai import LineRequest, LineRuntime
 from game.dialogue.worth import SHED_BELOW, CostModel, Moment, Sight, chance_shown, value
 from game.headless.report import WorkerReport
 from game.sim.events import Trigger
@@ -50,11 +50,11 @@ class Admission:
         self,
         world: World,
         view_half_width: float,
-        metrics: Callable[[], AiMetrics],
+        runtime: LineRuntime,
     ) -> None:
         self._world = world
         self._half = view_half_width
-        self._metrics = metrics
+        self._runtime = runtime
         self.cost = CostModel()
         self.shed: Counter[str] = Counter()
 
@@ -67,8 +67,8 @@ class Admission:
 
     def wait_s(self) -> float:
         """The expected wait behind what is queued and running now."""
-        metrics = self._metrics()
-        return (metrics.queue_depth + 0.5 * metrics.in_flight) * self.cost.cost_s()
+        runtime = self._runtime  # not metrics(): that computes percentiles
+        return (runtime.queue_depth + 0.5 * runtime.in_flight) * self.cost.cost_s()
 
     def judge(
         self,

@@ -92,7 +92,7 @@ class ModelLineSource:
         self.worker_time = WorkerTime()
         # "queue" keeps the scheduler as it was before value admission, for comparison.
         self.admission = (
-            Admission(world, view_half_width, runtime.metrics) if admission == "value" else None
+            Admission(world, view_half_width, runtime) if admission == "value" else None
         )
         self.late: Counter[str] = Counter()
         """Model lines dropped because their moment had passed, by trigger."""

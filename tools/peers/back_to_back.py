@@ -138,6 +138,16 @@ class BackToBack:
         """The wrapped runtime's load state."""
         return self.runtime.load_progress()
 
+    @property
+    def queue_depth(self) -> int:
+        """The game's requests not yet answered, while fillers run; else the runtime's."""
+        return len(self._open) if self._filling else self.runtime.queue_depth
+
+    @property
+    def in_flight(self) -> int:
+        """None of the game's own while fillers run; else the runtime's."""
+        return 0 if self._filling else self.runtime.in_flight
+
     def metrics(self) -> AiMetrics:
         """The wrapped runtime's figures (fillers are real work); the game's queue only."""
         metrics = self.runtime.metrics()
