@@ -80,9 +80,10 @@ class Admission:
         heading: bool = True,
     ) -> Verdict:
         """The verdict on one request about to be submitted."""
-        moment = Moment(self.wait_s(), window_s, eta_s, ttl_s, heading)
+        cost = self.cost_s(request)
+        moment = Moment(self.wait_s(), window_s, eta_s, ttl_s, heading, cost)
         chance = chance_shown(trigger, self.sight(request.npc_id), moment)
-        return Verdict(chance, value(trigger, chance, self.cost_s(request)))
+        return Verdict(chance, value(trigger, chance, cost))
 
     def admit(self, request: LineRequest, trigger: Trigger, to_player: bool) -> LineRequest | None:
         """``request`` with its value, or None when its line is unlikely to be seen in its

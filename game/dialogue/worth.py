@@ -50,6 +50,8 @@ _DRIFTING = 0.35
 """... and when the player has stopped or turned but is still close."""
 _REACTION = 0.9
 """A reaction is shown unless something disturbs the villager first."""
+_TOO_LATE = 0.15
+"""What is left of a prediction's chance when its line cannot be ready in time."""
 _FAREWELL = 0.1
 """A goodbye is said as the player walks off: by the time a model line is written (a
 second or more) the player is out of range or the villager has turned back to their day,
@@ -81,6 +83,9 @@ class Moment:
     """For a prediction: how long a prepared line stays fit to show."""
     heading: bool = True
     """For a prediction: whether the player is moving towards the villager."""
+    cost_s: float = 0.0
+    """The worker seconds the line takes: a prediction that cannot be ready by the time
+    the player arrives would only be late."""
 
 
 def chance_shown(trigger: Trigger, sight: Sight, moment: Moment) -> float:
@@ -98,6 +103,8 @@ def chance_shown(trigger: Trigger, sight: Sight, moment: Moment) -> float:
         ttl = moment.ttl_s
         if ttl is not None and moment.eta_s > ttl:
             chance *= ttl / moment.eta_s  # it may expire before the player arrives
+        if moment.wait_s + moment.cost_s > moment.eta_s:
+            chance *= _TOO_LATE  # the player will be there before the line is
         return chance
     if trigger is Trigger.AMBIENT:
         # Chatter far across the screen is easily missed; close by, it is read.
