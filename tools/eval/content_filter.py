@@ -382,6 +382,9 @@ def _methods(
         return []
     out: list[Arm] = []
     unfit = [not line.fit for line in exemplars]
+    # As in training: the threshold lets --fp-target of the hard fit exemplars through as
+    # unfit (not those drawn from the village corpus, which are easy).
+    counted = [not line.fit or line.kind != "corpus" for line in exemplars]
     texts = [line.text for line in lines]
     if {"centroid", "knn"} & set(wanted):
         rows = np.asarray([states.pooled(line.text) for line in exemplars], dtype=np.float64)
@@ -394,7 +397,11 @@ def _methods(
                 near.knn(row, skip=i) if name == "knn" else near.centroid(row)
                 for i, row in enumerate(rows)
             ]
-            cut = threshold_at(own, unfit, args.fp_target)
+            cut = threshold_at(
+                [v for v, c in zip(own, counted, strict=True) if c],
+                [u for u, c in zip(unfit, counted, strict=True) if c],
+                args.fp_target,
+            )
 
             def scored(text: str, score: Callable[[Any], float] = score) -> float:
                 return score(states.pooled(text))
@@ -407,7 +414,11 @@ def _methods(
         shots = [(line.text, line.fit) for pair in zip(fits, bad, strict=True) for line in pair]
         judge = Judge(llm, shots)
         taken = {text for text, _ in shots}
-        sample = [line for line in exemplars[::3] if line.text not in taken]
+        sample = [
+            line
+            for line in exemplars[::3]
+            if line.text not in taken and (not line.fit or line.kind != "corpus")
+        ]
         own = [judge.log_odds(line.text) for line in sample]
         cut = threshold_at(own, [not line.fit for line in sample], args.fp_target)
         scores, cost = _timed(judge.log_odds, texts, args.repeats)
