@@ -3,6 +3,7 @@ leaves the generation context alone, and decides a fixed slice of the evaluation
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ai.config import ModelConfig
+from ai.config import FilterConfig, ModelConfig
 from ai.content import ContentFilter, LlamaHiddenStates, load_labelled
 from ai.model import resolve_model_path, verified_sha256
-from game.config import CONFIG_DIR, load_settings
 
 pytestmark = pytest.mark.model
 
@@ -44,9 +44,9 @@ def llm() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def content() -> ContentFilter:
-    settings = load_settings(CONFIG_DIR)
+    data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
     return ContentFilter.load(
-        settings.ai.filter, CONTENT / "blocklist.txt", CONTENT / "classifier.npz"
+        FilterConfig(**data["filter"]), CONTENT / "blocklist.txt", CONTENT / "classifier.npz"
     )
 
 

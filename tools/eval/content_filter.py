@@ -5,7 +5,8 @@ exemplars in ``assets/content/``, with no line in common: checked here) goes thr
 
 - **blocklist**: layer 1 only, the word list (``assets/content/blocklist.txt``);
 - **layered**: layer 1, then layer 2, the classifier on the line's hidden state read from
-  the packaged model on this one thread with ``n_threads=1``, as on the game's worker.
+  the packaged model on this one thread with ``n_threads=1``, as on the game's worker,
+  with ``[filter]`` and ``hygiene.blocklist`` from ``config/ai.toml``.
 
 It reports recall on unfit lines and the false-positive rate on fit lines, overall, by
 kind and by source (villager lines, player text), and what each layer costs per line:
@@ -30,8 +31,9 @@ import re
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +42,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from ai.config import FilterConfig, ModelConfig  # noqa: E402
 from ai.content import ContentFilter, LabelledLine, LlamaHiddenStates, load_labelled  # noqa: E402
 from ai.content.labelled import key  # noqa: E402
 from ai.model import resolve_model_path, verified_sha256  # noqa: E402
-from game.config import CONFIG_DIR, load_settings  # noqa: E402
 from tools.eval.content_judge import Judge, Neighbours, threshold_at  # noqa: E402
 
 DATA = ROOT / "tools" / "eval" / "data" / "content.jsonl"
@@ -208,6 +210,13 @@ def _sweep(
     return out
 
 
+def _filter_settings() -> tuple[FilterConfig, tuple[str, ...]]:
+    """``[filter]`` and ``hygiene.blocklist`` from ``config/ai.toml``, as the game reads them."""
+    data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
+    extra = data.get("hygiene", {}).get("blocklist", [])
+    return FilterConfig(**data.get("filter", {})), tuple(str(word) for word in extra)
+
+
 def _timed(fn: Callable[[str], Any], texts: Sequence[str], repeats: int) -> tuple[list[Any], Cost]:
     """``fn`` over every text, ``repeats`` times; the results of the first pass."""
     results: list[Any] = []
@@ -263,10 +272,11 @@ def main() -> int:
     if shared:
         raise SystemExit(f"content_filter: {len(shared)} lines are in both sets")
     nearest = max(_similarity(a.text, b.text) for a in lines for b in exemplars)
-    overrides = () if args.threshold is None else (f"ai.filter.threshold={args.threshold}",)
-    settings = load_settings(CONFIG_DIR, overrides)
-    path = resolve_model_path(settings.ai.model)
-    sha = verified_sha256(settings.ai.model, path)
+    filter_config, extra_words = _filter_settings()
+    if args.threshold is not None:
+        filter_config = replace(filter_config, threshold=args.threshold)
+    path = resolve_model_path(ModelConfig())
+    sha = verified_sha256(ModelConfig(), path)
     machine = Machine(
         _cpu(),
         os.cpu_count(),
@@ -277,12 +287,8 @@ def main() -> int:
         _commit(),
         _load(),
     )
-    hygiene = settings.ai.hygiene
     content = ContentFilter.load(
-        settings.ai.filter,
-        CONTENT / "blocklist.txt",
-        args.classifier,
-        hygiene.blocklist,
+        filter_config, CONTENT / "blocklist.txt", args.classifier, extra_words
     )
     classifier = content.classifier
     if classifier is None:
@@ -312,10 +318,10 @@ def main() -> int:
     blocklist.cost = word_cost
     layered = _arm("layered", lines, layered_flags)
     layered.cost = meaning_cost
-    layered.threshold = settings.ai.filter.threshold
+    layered.threshold = filter_config.threshold
     meaning_only = _arm("semantic layer alone", lines, [not m.ok for m in meaning_verdicts])
     meaning_only.cost = meaning_cost
-    meaning_only.threshold = settings.ai.filter.threshold
+    meaning_only.threshold = filter_config.threshold
     methods = _methods(args, llm, states, lines, exemplars, blocklist_flags, classifier)
     reference = _decode_step(llm)
     states.close()
@@ -334,7 +340,7 @@ def main() -> int:
             "most_similar_exemplar_word_jaccard": round(nearest, 3),
         },
         {
-            "threshold": settings.ai.filter.threshold,
+            "threshold": filter_config.threshold,
             "classifier_layer": classifier.layer,
             "classifier_threshold": classifier.threshold,
             "word_list_entries": len(content.words),

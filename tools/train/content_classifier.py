@@ -2,7 +2,8 @@
 
 Reads the labelled exemplars (``assets/content/exemplars.jsonl``; never the evaluation
 set in ``tools/eval/data/``), reads each line's mean hidden state at several layers of the
-packaged model on one thread, exactly as the game will (``ai.content.hidden``), and for
+packaged model (the one the classifier is for) on one thread, exactly as the game will
+(``ai.content.hidden``), and for
 each layer and regularisation strength runs repeated k-fold cross-validation on the
 exemplars alone. The threshold is the one at which ``--fp-target`` of the hard fit
 exemplars (tricky words, grumpy villagers, player chat: not the lines drawn from the
@@ -37,12 +38,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from ai.config import ModelConfig  # noqa: E402
 from ai.content.hidden import LlamaHiddenStates  # noqa: E402
 from ai.content.labelled import load_labelled  # noqa: E402
 from ai.content.meaning import Classifier  # noqa: E402
 from ai.content.words import WordList  # noqa: E402
 from ai.model import resolve_model_path, verified_sha256  # noqa: E402
-from game.config import CONFIG_DIR, load_settings  # noqa: E402
 
 EXEMPLARS = ROOT / "assets" / "content" / "exemplars.jsonl"
 OUT = ROOT / "assets" / "content" / "classifier.npz"
@@ -124,8 +125,7 @@ def features(texts: list[str], layers: tuple[int, ...]) -> tuple[Matrix, str, di
     """Mean hidden states, shape (lines, layers, size), the model's sha256 and timings."""
     from llama_cpp import Llama
 
-    settings = load_settings(CONFIG_DIR)
-    path = resolve_model_path(settings.ai.model)
+    path = resolve_model_path(ModelConfig())
     llm = Llama(
         model_path=str(path),
         n_ctx=256,
@@ -148,7 +148,7 @@ def features(texts: list[str], layers: tuple[int, ...]) -> tuple[Matrix, str, di
     seconds = time.perf_counter() - began
     states.close()
     llm.close()
-    sha = verified_sha256(settings.ai.model, path)
+    sha = verified_sha256(ModelConfig(), path)
     return np.asarray(rows, dtype=np.float64), sha, {"seconds": round(seconds, 1)}
 
 

@@ -23,8 +23,6 @@ from ai.content import (
 )
 from ai.content.labelled import FIT_KINDS, UNFIT_KINDS, key
 from ai.content.words import entry_hash, spellings, words_of
-from game.config import load_settings
-from game.settings import ConfigError
 
 ROOT = Path(__file__).resolve().parents[3]
 CONTENT = ROOT / "assets" / "content"
@@ -335,19 +333,13 @@ def test_switches_turn_layers_off(shipped: WordList) -> None:
 # Config.
 
 
-def test_filter_config_is_validated() -> None:
-    with pytest.raises(ValueError, match="filter.threshold"):
-        FilterConfig(threshold=1.0)
-    with pytest.raises(ValueError, match="filter.threshold"):
-        FilterConfig(threshold=0.0)
-    with pytest.raises(ConfigError):
-        load_settings(overrides=("ai.filter.threshold=1.5",))
-    with pytest.raises(ConfigError):
-        load_settings(overrides=('ai.filter.enabled="yes"',))
-    assert load_settings(overrides=("ai.filter.meaning=false",)).ai.filter.meaning is False
+@pytest.mark.parametrize("threshold", [0.0, 1.0, 1.5, -0.2])
+def test_filter_config_refuses_a_threshold_outside_zero_to_one(threshold: float) -> None:
+    with pytest.raises(ValueError, match=r"filter\.threshold must be in \(0, 1\)"):
+        FilterConfig(threshold=threshold)
 
 
 def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
-    assert data["filter"]["enabled"] is True
-    assert data["filter"]["meaning"] is True
+    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.6834}
+    assert FilterConfig(**data["filter"]) == AiConfig().filter
