@@ -116,7 +116,11 @@ class LlamaHiddenStates:
         self._batch = llama_cpp.llama_batch_init(_BATCH, 0, 1)
         self._bos = int(llama_cpp.llama_vocab_bos(llama_cpp.llama_model_get_vocab(llm.model)))
         # The beginning-of-text token stays in the cache; each line follows it.
-        self._decode([self._bos], 0)
+        try:
+            self._decode([self._bos], 0)
+        except RuntimeError:
+            self.close()
+            raise
         if not self._seen:
             self.close()
             raise RuntimeError(f"this model has no layer output named {self._last.decode()}")

@@ -124,3 +124,8 @@ def test_a_fixed_slice_of_the_evaluation_set(
     assert max(verdicts[text].score or 0.0 for text in fit) < content.config.threshold - 0.2
     refused = {text: v.layer for text, v in verdicts.items() if not v.ok}
     assert refused == REFUSED
+
+
+def test_a_layer_the_model_lacks_is_refused(llm: Any) -> None:
+    with pytest.raises(RuntimeError, match="no layer output named l_out-500"):
+        LlamaHiddenStates(llm, 500)
