@@ -177,6 +177,23 @@ class HygieneConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class FilterConfig:
+    """The content filter on model lines and player text (``ai.content``).
+
+    ``enabled`` switches both layers; ``meaning`` the semantic one alone (the word list
+    then still applies). A line whose semantic score (the classifier's probability that
+    it is unfit) is at least ``threshold`` is kept off screen.
+    """
+
+    enabled: bool = True
+    meaning: bool = True
+    threshold: float = 0.6834
+
+    def __post_init__(self) -> None:
+        _require(0.0 < self.threshold < 1.0, "filter.threshold must be in (0, 1)")
+
+
+@dataclass(frozen=True, slots=True)
 class ScriptedConfig:
     """Timings of the deterministic fake backend, in seconds."""
 
@@ -331,6 +348,7 @@ class AiConfig:
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
     hygiene: HygieneConfig = field(default_factory=HygieneConfig)
+    filter: FilterConfig = field(default_factory=FilterConfig)
     scripted: ScriptedConfig = field(default_factory=ScriptedConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     remote: RemoteConfig = field(default_factory=RemoteConfig)

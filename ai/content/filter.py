@@ -1,0 +1,155 @@
+"""The content filter: a word list on any thread, then the model's reading on the worker.
+
+:meth:`ContentFilter.check_words` is pure Python and cheap, for every thread and for
+streamed text. :meth:`ContentFilter.check_meaning` reads the line's hidden state from the
+loaded model and must run on the worker thread, the only one that may touch the model;
+the reader it takes comes from :meth:`ContentFilter.meaning_reader`, opened on the
+worker once the model is loaded.
+
+A :class:`ContentVerdict` names the layer that decided and why, in words that are safe
+to log: it never carries the text it judged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ai.config import FilterConfig
+from ai.content.hidden import HiddenStates, LlamaHiddenStates
+from ai.content.meaning import Classifier
+from ai.content.words import WordList
+
+logger = logging.getLogger(__name__)
+
+Layer = Literal["words", "meaning"]
+# The end of a streamed text that may be the start of a longer word ("ass" of "assassin").
+_OPEN_WORD = re.compile(r"[\w@$*'\u2019!]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class ContentVerdict:
+    """Whether a text may be shown (or used), which layer decided, and why.
+
+    ``layer`` is the layer that refused the text, or for a text that passed, the last
+    layer that looked at it (None when the filter is off). ``reason`` never quotes the
+    text. ``score`` is the semantic layer's probability that the text is unfit.
+    """
+
+    ok: bool
+    layer: Layer | None
+    reason: str
+    score: float | None = None
+
+
+_OFF = ContentVerdict(True, None, "filter off")
+
+
+class ContentFilter:
+    """Layered content checks for model lines and player text."""
+
+    def __init__(
+        self, config: FilterConfig, words: WordList, classifier: Classifier | None = None
+    ) -> None:
+        self.config = config
+        self.words = words
+        self.classifier = classifier
+
+    @classmethod
+    def load(
+        cls,
+        config: FilterConfig,
+        words_path: Path,
+        classifier_path: Path | None = None,
+        extra_words: Sequence[str] = (),
+    ) -> ContentFilter:
+        """The filter from its data files; ``extra_words`` are the config's own entries.
+
+        Raises :class:`~ai.content.words.WordListError` or
+        :class:`~ai.content.meaning.ClassifierError` naming the file at fault.
+        """
+        words = WordList.load(words_path)
+        if extra_words:
+            extra = WordList.from_entries(list(extra_words), "hygiene.blocklist")
+            words = WordList(
+                extra.words | words.words,
+                extra.hashes | words.hashes,
+                (*words.phrases, *extra.phrases),
+                words.source,
+                words.allowed | extra.allowed,
+            )
+        classifier = None
+        if classifier_path is not None and config.meaning:
+            classifier = Classifier.load(classifier_path)
+        return cls(config, words, classifier)
+
+    def check_words(self, text: str) -> ContentVerdict:
+        """Layer 1 on a finished text (any thread)."""
+        if not self.config.enabled:
+            return _OFF
+        match = self.words.find(text)
+        if match is None:
+            return ContentVerdict(True, "words", "no listed word")
+        kind = "hashed entry" if match.hashed else "entry"
+        return ContentVerdict(False, "words", f"word list {kind} on line {match.entry_line}")
+
+    def check_partial(self, text: str) -> ContentVerdict:
+        """Layer 1 on streamed text: a word still being written is left for later."""
+        return self.check_words(_OPEN_WORD.sub("", text))
+
+    def meaning_reader(self, llm: Any, model_sha256: str) -> HiddenStates | None:
+        """Open the semantic layer's reader on the loaded ``Llama`` (worker thread only).
+
+        None when the layer is off, there is no classifier, or the classifier was trained
+        on another model (one warning): the word list still applies.
+        """
+        classifier = self.classifier
+        if not (self.config.enabled and self.config.meaning) or classifier is None:
+            return None
+        if not classifier.fits_model(model_sha256):
+            logger.warning(
+                "content filter: the classifier was trained on another model (%s...);"
+                " only the word list applies",
+                classifier.model_sha256[:12],
+            )
+            return None
+        try:
+            return LlamaHiddenStates(llm, classifier.layer)
+        except RuntimeError as exc:
+            logger.warning("content filter: no semantic layer: %s", exc)
+            return None
+
+    def check_meaning(self, text: str, states: HiddenStates | None) -> ContentVerdict:
+        """Layer 2: the classifier on the text's hidden state. Worker thread only.
+
+        A reader that fails refuses the text (the game then shows a template line or an
+        in-character refusal); no reader at all lets it through to the word list alone.
+        """
+        if not (self.config.enabled and self.config.meaning):
+            return ContentVerdict(True, "words", "semantic layer off")
+        classifier = self.classifier
+        if classifier is None or states is None:
+            return ContentVerdict(True, "words", "semantic layer unavailable")
+        try:
+            features = states.pooled(text)
+        except (RuntimeError, ValueError) as exc:
+            logger.warning("content filter: semantic check failed: %s", exc)
+            return ContentVerdict(False, "meaning", "semantic check failed")
+        if features is None:
+            return ContentVerdict(True, "meaning", "no tokens")
+        score = classifier.probability(features)
+        threshold = self.config.threshold
+        if score >= threshold:
+            return ContentVerdict(False, "meaning", f"score {score:.2f} >= {threshold:.2f}", score)
+        return ContentVerdict(True, "meaning", f"score {score:.2f} < {threshold:.2f}", score)
+
+    def check(self, text: str, states: HiddenStates | None) -> ContentVerdict:
+        """Both layers, the word list first (worker thread, for the semantic layer)."""
+        verdict = self.check_words(text)
+        if not verdict.ok or verdict.layer is None:
+            return verdict
+        return self.check_meaning(text, states)
