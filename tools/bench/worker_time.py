@@ -30,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from ai import ModelConfig  # noqa: E402
 from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from tools.bench.machine import load_average, machine_header  # noqa: E402
 
@@ -94,12 +95,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "worker_time.json")
     args = parser.parse_args()
     start = load_average()
+    model = load_settings(CONFIG_DIR).ai.model
     runs: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for index, scenario in enumerate(args.scenarios.split(",")):
             # Alternate which arm goes first, so neither always meets a warmer machine.
             order = ARMS if index % 2 == 0 else tuple(reversed(ARMS))
             runs[scenario] = {arm: run_one(scenario, arm, args.ticks, Path(tmp)) for arm in order}
+            _write(args.out, start, model, args.ticks, runs)  # so far, should a run fail
             for arm in ARMS:
                 r = runs[scenario][arm]
                 print(
@@ -109,18 +112,27 @@ def main() -> None:
                     f"tick p99 {r['tick_ms_p99']:.2f} ms",
                     file=sys.stderr,
                 )
+    print(f"-> {args.out}")
+
+
+def _write(
+    out: Path,
+    start: tuple[float, ...],
+    model: ModelConfig,
+    ticks: int,
+    runs: dict[str, dict[str, Any]],
+) -> None:
     document = {
-        "machine": machine_header(start, model=load_settings(CONFIG_DIR).ai.model),
-        "ticks_per_run": args.ticks,
+        "machine": machine_header(start, model=model),
+        "ticks_per_run": ticks,
         "arms": {
             "queue": 'game.dialogue.admission = "queue": every ask submitted and waited for',
             "value": 'game.dialogue.admission = "value": value admission, greetings never late',
         },
         "runs": runs,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(document, indent=2) + "\n")
-    print(f"-> {args.out}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(document, indent=2) + "\n")
 
 
 if __name__ == "__main__":
