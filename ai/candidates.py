@@ -20,7 +20,14 @@ from dataclasses import replace
 from ai.backend import Backend, GenerationParams
 from ai.config import HygieneConfig
 from ai.events import AiEvent, LineCompleted, LineFailed, RequestStats, TokenStreamed
-from ai.hygiene import clean_line, clean_partial, end_after, find_blocked, is_garbage
+from ai.hygiene import (
+    clean_line,
+    clean_partial,
+    end_after,
+    find_blocked,
+    is_garbage,
+    sentence_end,
+)
 from ai.requests import CandidatePlan, Priority, PromptSpec
 from ai.scheduler import Ticket
 from ai.selection import Verdict, judge, pick
@@ -100,7 +107,7 @@ class CandidateDraw:
             begun = clock()
             # A draw for a better line gives way the moment other work arrives.
             yields = self._yields(ticket) if passed else ticket.should_stop
-            raw, count, first = self._generate(ticket, prompt, params, yields)
+            raw, count, first = self._generate(ticket, prompt, params, yields, plan.sentence_words)
             if ticket.cancel_reason is not None:
                 return None
             tokens += count
@@ -179,8 +186,12 @@ class CandidateDraw:
         prompt: PromptSpec,
         params: GenerationParams,
         should_stop: Callable[[], bool],
+        sentence_words: int = 0,
     ) -> tuple[str, int, float]:
-        """One candidate's raw text, token count and first-token time; streamed if asked."""
+        """One candidate's raw text, token count and first-token time; streamed if asked.
+
+        With ``sentence_words``, it ends at the first sentence that closes that many words.
+        """
         clock = self._clock
         streams = ticket.request.stream
         runaway = self._hygiene.max_chars * _RUNAWAY_FACTOR
@@ -194,10 +205,14 @@ class CandidateDraw:
                     first = clock()
                 count += 1
                 raw += piece
+                end = sentence_end(raw, sentence_words) if sentence_words else None
+                if end is not None:
+                    piece = piece[: max(0, len(piece) - (len(raw) - end))]
+                    raw = raw[:end]
                 if streams:
                     partial = clean_partial(raw, self._hygiene.max_chars)
                     self._emit(ticket, TokenStreamed(ticket.handle, ticket.request, partial, piece))
-                if len(raw) > runaway:
+                if end is not None or len(raw) > runaway:
                     break
         finally:
             close = getattr(stream, "close", None)

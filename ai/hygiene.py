@@ -29,6 +29,7 @@ _LEADING_JUNK = re.compile(r"^[\s,;:\-\u2013\u2014_~|/\\.]+")
 _TRAILING_JUNK = re.compile(r"[\s,;:\-\u2013\u2014_~|/\\(]+$")
 _SENTENCE_END = re.compile(r"[.!?\u2026]+(?= |$)")
 _ELLIPSIS = "\u2026"
+_WORDS = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _MAX_PASSES = 8
 # A fragment of 2-12 characters said three or more times in a row ("DukeDukeDuke", "NANNAN").
 _REPEATED_FRAGMENT = re.compile(r"(.{2,12}?)\1{2,}", re.DOTALL)
@@ -168,6 +169,19 @@ def end_after(text: str, start: int) -> str:
     for match in _SENTENCE_END.finditer(text, start):
         return text[: match.end()]
     return text
+
+
+def sentence_end(text: str, min_words: int) -> int | None:
+    """Where the first sentence of ``text`` that closes at least ``min_words`` words ends.
+
+    None while no sentence has closed that late: "Ow!" is not yet a line, "Ow! An apple!"
+    is. The worker stops a candidate there, so a short line is not followed by the
+    second sentence a small model wanders off in.
+    """
+    for match in _SENTENCE_END.finditer(text):
+        if len(_WORDS.findall(text[: match.start()])) >= min_words:
+            return match.end()
+    return None
 
 
 def is_garbage(text: str, min_letters: int = 2) -> bool:

@@ -65,7 +65,9 @@ class CandidatePlan:
     first good one, on topic and not made less likely by the situation ("first_good"),
     or never ("best": all that time allows); the best one drawn is kept. ``contrast``
     asks the backend for its contrastive score of each candidate; ``temperature``, when
-    set, replaces the configured one for these candidates. No new candidate
+    set, replaces the configured one for these candidates. ``sentence_words``, when
+    above 0, ends each candidate at the first sentence end that closes at least that
+    many words, instead of the hygiene's sentence limit. No new candidate
     starts later than ``budget_s`` after submit (0: only the request's timeout limits
     it), nor while a request of the same or higher priority is waiting. When no
     candidate passes, the request fails as "rejected" and the fallback line stands in.
@@ -78,6 +80,7 @@ class CandidatePlan:
     contrast: bool = False
     budget_s: float = 0.0
     temperature: float | None = None
+    sentence_words: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,11 @@ contrastive score. It never looks at the game: the game packs what it knows into
 :class:`LineCriteria` when it builds the request.
 
 A candidate with a *fault* is never shown: it copies an example line, echoes the player
-or a remembered line, names its own speaker or a villager who is not there, carries a
-speaker label, or is empty. Among the rest, a line that mentions what just happened and
-that the situation made more likely (positive contrast) ranks first.
+or a remembered line, names its own speaker or a villager who is not there, names a thing
+the scene does not hold (an apple when a crate flew), says the speaker did what the
+listener did ("I bumped you" after being bumped), carries a speaker label, or is empty.
+Among the rest, a line that mentions what just happened and that the situation made more
+likely (positive contrast) ranks first.
 """
 
 from __future__ import annotations
@@ -32,6 +34,13 @@ _CONTRAST_CLIP = 2.0
 _CONTRAST_WEIGHT = 0.5
 _SHORT_WORDS = 2
 _LONG_WORDS = 20
+# "I" or "we" within two words of a verb: "I bumped", "I'm gonna throw". Not through
+# "you" ("I saw you throw it") nor a passive ("I got bumped", "I was thrown").
+_SPEAKER_DOES = (
+    r"\b(?:i|we)(?:'m|'ve|'ll|'d)?"
+    r"(?:\s+(?!you\b|got\b|get\b|getting\b|was\b|were\b|been\b|be\b|being\b|am\b)[a-z']+){{0,2}}"
+    r"\s+(?:{verbs})[a-z]*\b"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +51,9 @@ class LineCriteria:
     ``speaker_names`` would be the speaker naming themself; ``absent_names`` are
     villagers who are not in the scene. ``examples`` are lines the prompt shows and the
     line must not copy. ``remembered`` are lines already shown (the speaker's own and
-    the conversation's) that it must not echo or repeat.
+    the conversation's) that it must not echo or repeat. ``foreign_words`` name things
+    that are not in the scene. ``listener_acts`` are stems of what the listener did to
+    the speaker ("bump", "throw"): the speaker must not say they did it.
     """
 
     keywords: tuple[str, ...] = ()
@@ -51,6 +62,8 @@ class LineCriteria:
     examples: tuple[str, ...] = ()
     remembered: tuple[str, ...] = ()
     player_text: str = ""
+    foreign_words: tuple[str, ...] = ()
+    listener_acts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,9 +168,22 @@ def faults(text: str, criteria: LineCriteria) -> tuple[str, ...]:
         found.append("self_name")
     if names_in(text, criteria.absent_names):
         found.append("absent_name")
+    if criteria.foreign_words and names_in(text.lower(), criteria.foreign_words):
+        found.append("foreign_word")
+    if criteria.listener_acts and swaps_roles(text, criteria.listener_acts):
+        found.append("role_swap")
     if has_label(text):
         found.append("label")
     return tuple(found)
+
+
+def swaps_roles(text: str, acts: Iterable[str]) -> bool:
+    """True when the speaker says they did one of ``acts`` ("I'm bumping you")."""
+    verbs = "|".join(re.escape(act.lower()) for act in acts if act)
+    if not verbs:
+        return False
+    line = " ".join(words(text))
+    return re.search(_SPEAKER_DOES.format(verbs=verbs), line) is not None
 
 
 def judge(text: str, criteria: LineCriteria, contrast: float | None = None) -> Verdict:

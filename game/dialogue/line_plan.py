@@ -29,6 +29,7 @@ from game.dialogue.persona_prompt import Persona, PromptStyle, build_prompt
 from game.dialogue.templates import fill
 from game.sim.cast import Fact
 from game.sim.events import Trigger
+from game.sim.props import PROP_KINDS
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +49,15 @@ _REACTION_DRAWS = 3
 # The village adapter's barks: a second draw only when the first fails a check, sampled
 # cooler than the base model's (its first guess is already in the villager's voice).
 _VILLAGE_DRAWS = 2
-_VILLAGE_TEMPERATURE = 0.5
+_VILLAGE_TEMPERATURE = 0.4
+# Its bark ends at the first sentence that closes this many words: "Ow!" goes on,
+# "Oof, a ball." is a line. Read in village runs, the second sentence is where it wanders.
+_VILLAGE_SENTENCE_WORDS = 3
+# What a villager did to the traveller's face, by verb stem: a bark to the traveller in
+# which the speaker did it ("I bumped you") has the roles the wrong way round.
+_TRAVELLER_ACTS = ("bump", "throw", "threw", "push")
+_BUMPED = "the traveller bumped into them"
+_THREW = "the traveller threw "
 
 
 # Everything else is reactive. A farewell to someone already walking off matters less
@@ -162,6 +171,8 @@ class LinePlanner:
         """The prompt and the candidate plan for one line."""
         speaker = self._personas[ask.npc_id]
         chat = ask.trigger is Trigger.CHAT
+        if self.style == "village" and not chat:
+            memory = memory.with_facts(bark_memories(memory.facts, ask.trigger))
         known = matching_facts(ask.player_text, speaker.facts, self._shared_facts) if chat else ()
         prompt = build_prompt(
             self.context,
@@ -182,6 +193,7 @@ class LinePlanner:
     def _plan(
         self, ask: LineAskParts, speaker: Persona, memory: Memory, known: Sequence[Fact]
     ) -> CandidatePlan:
+        chat = ask.trigger is Trigger.CHAT
         present = {speaker.name, *words_of_names(ask.listener, self._names)}
         mentioned = " ".join((ask.player_text, *(fact.text for fact in known)))
         absent = tuple(
@@ -191,13 +203,14 @@ class LinePlanner:
             keywords=self._keywords(ask, known),
             # A reply to the player may say who is talking ("I'm Marta, the baker"); a bark
             # that names its own speaker reads like a stage label.
-            speaker_names=() if ask.trigger is Trigger.CHAT else _own_names(speaker.name),
+            speaker_names=() if chat else _own_names(speaker.name),
             absent_names=absent,
             examples=self._examples,
             remembered=memory.recent_lines,
             player_text=ask.player_text,
+            foreign_words=_other_props(ask),
+            listener_acts=_TRAVELLER_ACTS if not chat and ask.listener == "traveller" else (),
         )
-        chat = ask.trigger is Trigger.CHAT
         openers = () if chat or self.style == "village" else self._openers(ask, speaker, memory)
         if ask.priority is Priority.PLAYER_CHAT:
             return CandidatePlan(
@@ -215,7 +228,14 @@ class LinePlanner:
             # village runs, late greetings, for lines a reader did not prefer.
             budget = _BUDGET_S[ask.priority]
             return CandidatePlan(
-                criteria, (), _VILLAGE_DRAWS, "first_pass", False, budget, _VILLAGE_TEMPERATURE
+                criteria,
+                (),
+                _VILLAGE_DRAWS,
+                "first_pass",
+                False,
+                budget,
+                _VILLAGE_TEMPERATURE,
+                0 if chat else _VILLAGE_SENTENCE_WORDS,
             )
         if ask.priority is Priority.REACTIVE or ask.trigger is Trigger.FAREWELL:
             count = min(self._count, _REACTION_DRAWS)
@@ -245,6 +265,26 @@ class LinePlanner:
         if len(ordered) > 1 and last.startswith(ordered[0]):
             ordered = ordered[1:] + ordered[:1]
         return ordered
+
+
+def bark_memories(facts: Sequence[str], trigger: Trigger) -> tuple[str, ...]:
+    """The one remembered fact a village-style bark is told of, if any.
+
+    A bump is too small to recall aloud: told of one, the tuned model brings it into
+    every later line, and swaps who bumped whom. A thrown prop is not recalled in the
+    reaction to a hit or a near miss, which is about the prop that just flew.
+    """
+    kept = [fact for fact in facts if fact != _BUMPED]
+    if trigger in (Trigger.HIT, Trigger.NEAR_MISS):
+        kept = [fact for fact in kept if not fact.startswith(_THREW)]
+    return tuple(kept[-1:])
+
+
+def _other_props(ask: LineAskParts) -> tuple[str, ...]:
+    """For a hit or a near miss by one kind of prop, the other kinds (and their plurals)."""
+    if ask.trigger not in (Trigger.HIT, Trigger.NEAR_MISS) or ask.subject not in PROP_KINDS:
+        return ()
+    return tuple(w for kind in PROP_KINDS if kind != ask.subject for w in (kind, kind + "s"))
 
 
 def _own_names(name: str) -> tuple[str, ...]:

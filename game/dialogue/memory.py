@@ -8,6 +8,7 @@ however long the player talks, and so does the time to the reply's first word.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ai import Exchange
@@ -70,14 +71,22 @@ class Memory:
         What the memory will hold once the player has said ``text``: a reply's prompt can
         be built from it while they are still typing.
         """
+        copy = self._copy(self._facts)
+        copy.record_shown(speaker, text)
+        return copy
+
+    def with_facts(self, facts: Iterable[str]) -> Memory:
+        """A copy of this memory that holds only ``facts``; this one is left as it was."""
+        return self._copy(facts)
+
+    def _copy(self, facts: Iterable[str]) -> Memory:
         copy = Memory(self._exchanges.maxlen or MEMORY_WINDOW, self._facts.maxlen or MEMORY_FACTS)
         copy._exchanges.extend(self._exchanges)
-        copy._facts.extend(self._facts)
+        copy._facts.extend(facts)
         copy._topics.extend(self._topics)
         copy._recent.extend(self._recent)
         copy._older = self._older
         copy.attitude = self.attitude
-        copy.record_shown(speaker, text)
         return copy
 
     def _fold(self, old: Exchange) -> None:

@@ -16,11 +16,12 @@ from ai import (
     Priority,
     PromptSpec,
     ScriptedBackend,
+    TokenStreamed,
 )
-from ai.hygiene import end_after
+from ai.hygiene import end_after, sentence_end
 from ai.prompt import build_completion_prompt
 from ai.requests import Exchange
-from ai.selection import copies, echoes, jaccard, judge, mentions, names_in, pick
+from ai.selection import copies, echoes, jaccard, judge, mentions, names_in, pick, swaps_roles
 from tests.unit.ai.conftest import EventLog, fast_config, make_request
 
 CRITERIA = LineCriteria(
@@ -229,3 +230,35 @@ def test_a_redraw_never_pushes_waiting_work_past_its_deadline(
     runtime.submit(make_request("b", npc_id=2, deadline_s=waiting_deadline_s))
     log.until(lambda: bool(log.of(LineCompleted, first) or log.of(LineFailed, first)))
     assert bool(log.of(LineCompleted, first)) is redrawn
+
+
+def test_a_line_that_names_another_prop_or_swaps_roles_is_not_shown() -> None:
+    criteria = LineCriteria(foreign_words=("ball", "balls"), listener_acts=("bump", "throw"))
+    assert judge("Oof, an apple! That's my ball now!", criteria).faults == ("foreign_word",)
+    assert judge("Keep your balls to yourself.", criteria).faults == ("foreign_word",)
+    assert judge("I'm gonna bump into you again, dear.", criteria).faults == ("role_swap",)
+    assert judge("Oops, I bumped you!", criteria).faults == ("role_swap",)
+    for fine in ("You bumped me!", "I saw you throw it.", "I got bumped, didn't I?", "An apple!"):
+        assert judge(fine, criteria).passes, fine
+    assert swaps_roles("We threw it back.", ("threw",))
+    assert not swaps_roles("I threw it back.", ())
+
+
+def test_sentence_end_waits_for_a_sentence_of_enough_words() -> None:
+    assert sentence_end("Ow!", 3) is None
+    assert sentence_end("Ow! An apple", 3) is None
+    assert sentence_end("Ow! An apple!", 3) == len("Ow! An apple!")
+    assert sentence_end("Oof, a ball. And then", 3) == len("Oof, a ball.")
+    assert sentence_end("Go well, dear... I", 3) == len("Go well, dear...")
+
+
+def test_a_candidate_ends_at_its_first_full_sentence_even_on_screen(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    plan = _plan(openers=(), count=1, criteria=LineCriteria(), sentence_words=3)
+    log, _ = _run(make_runtime, plan, lambda _p: "Ow! That crate stung. Lovely day for it.")
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "Ow! That crate stung."
+    streamed = [e.text_so_far for e in log.of(TokenStreamed) if isinstance(e, TokenStreamed)]
+    assert streamed and not any("Lovely" in text for text in streamed)

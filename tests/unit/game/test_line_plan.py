@@ -209,7 +209,7 @@ def _village_planner() -> LinePlanner:
 def test_the_village_style_drops_the_shared_context_and_the_openers() -> None:
     planner = _village_planner()
     memory = Memory()
-    memory.add_fact("the traveller threw a crate at them")
+    memory.add_fact("the traveller asked them about the bakery")
     ask = LineAskParts(
         1, Trigger.HIT, Priority.REACTIVE, subject="barrel", attitude="cross", errand_state="asked"
     )
@@ -220,8 +220,50 @@ def test_the_village_style_drops_the_shared_context_and_the_openers() -> None:
     assert prompt.notes == (
         "Marta feels cross towards the traveller.",
         "Marta has asked the traveller for help; it is not done yet.",
-        "Marta remembers: the traveller threw a crate at them.",
+        "Marta remembers: the traveller asked them about the bakery.",
     )
+
+
+def test_a_village_bark_recalls_one_memory_and_never_a_bump() -> None:
+    planner = _village_planner()
+    memory = Memory()
+    memory.add_fact("the traveller asked them about the bakery")
+    memory.add_fact("the traveller threw a ball at them")
+    memory.add_fact("the traveller bumped into them")
+    greet, _ = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
+    assert greet.notes == ("Marta remembers: the traveller threw a ball at them.",)
+    # The reaction to a hit is about the prop that just flew, not an earlier one.
+    hit, _ = planner.build(LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="ball"), memory)
+    assert hit.notes == ("Marta remembers: the traveller asked them about the bakery.",)
+    # Chat still hears all it remembers, the bump too.
+    chat, _ = planner.build(
+        LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hello"), memory
+    )
+    assert "Marta remembers: the traveller bumped into them." in chat.notes
+    assert memory.facts[-1] == "the traveller bumped into them"  # the memory is untouched
+
+
+def test_a_village_bark_ends_after_its_first_full_sentence_and_checks_props_and_roles() -> None:
+    planner = _village_planner()
+    _, hit = planner.build(
+        LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="apple"), Memory()
+    )
+    assert hit.sentence_words == 3
+    assert set(hit.criteria.foreign_words) == {
+        "crate",
+        "crates",
+        "barrel",
+        "barrels",
+        "ball",
+        "balls",
+    }
+    assert "bump" in hit.criteria.listener_acts
+    _, chat = planner.build(
+        LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hi"), Memory()
+    )
+    assert chat.sentence_words == 0
+    assert chat.criteria.listener_acts == ()
+    assert chat.criteria.foreign_words == ()
 
 
 def test_the_village_style_says_what_the_villager_knows_as_a_note() -> None:
@@ -242,14 +284,17 @@ def test_a_villager_listener_is_named_once() -> None:
     assert prompt.situation == "Odo the farmer walks up"
 
 
-def test_the_village_style_keeps_the_two_latest_memories() -> None:
+def test_the_village_style_keeps_the_two_latest_memories_in_chat() -> None:
     planner = _village_planner()
     memory = Memory()
     for fact in ("the traveller bumped into them", "the traveller threw a ball at them",
                  "the traveller threw an apple at them"):  # fmt: skip
         memory.add_fact(fact)
-    prompt, _ = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
+    ask = LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hello")
+    prompt, _ = planner.build(ask, memory)
     assert prompt.notes == (
         "Marta remembers: the traveller threw a ball at them.",
         "Marta remembers: the traveller threw an apple at them.",
     )
+    greet, _ = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
+    assert greet.notes == ("Marta remembers: the traveller threw an apple at them.",)
