@@ -261,4 +261,5 @@ def test_a_candidate_ends_at_its_first_full_sentence_even_on_screen(
     assert isinstance(done, LineCompleted)
     assert done.text == "Ow! That crate stung."
     streamed = [e.text_so_far for e in log.of(TokenStreamed) if isinstance(e, TokenStreamed)]
-    assert streamed and not any("Lovely" in text for text in streamed)
+    assert streamed
+    assert not any("Lovely" in text for text in streamed)
