@@ -66,12 +66,13 @@ class Ticket:
 def preempts(incoming: Priority, running: Priority) -> bool:
     """Whether a request just queued stops the one running (which is queued again).
 
-    A chat reply stops anything prepared ahead or ambient; a greeting prepared ahead
-    stops ambient chatter, which can wait.
+    A chat reply stops anything prepared ahead or ambient; a reaction or a greeting
+    prepared ahead stops ambient work (chatter, lines written while the worker was
+    idle), which can wait. A reaction is never stopped: its moment is now.
     """
     if incoming is Priority.PLAYER_CHAT:
         return running in (Priority.PREDICTIVE, Priority.AMBIENT)
-    return incoming is Priority.PREDICTIVE and running is Priority.AMBIENT
+    return incoming in (Priority.PREDICTIVE, Priority.REACTIVE) and running is Priority.AMBIENT
 
 
 class Scheduler:

@@ -250,6 +250,7 @@ def _model_source(
         mode=settings.game.dialogue.ai_mode,
         sync_wait_s=settings.game.dialogue.sync_wait_s,
         admission=settings.game.dialogue.admission,
+        greet_ahead=settings.game.dialogue.greet_ahead,
         voice=(
             VoiceSwap(runtime, ai.model, str(VILLAGE_ADAPTER_PATH))
             if isinstance(runtime, Router) and VILLAGE_ADAPTER_PATH.exists()

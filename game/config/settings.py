@@ -82,6 +82,9 @@ class DialogueConfig:
     """"value": asks are judged by what their line is worth (game/dialogue/worth.py),
     greetings are never late; "queue": every ask is submitted and waited for, in
     priority order (the scheduler before value admission, kept for comparison)."""
+    greet_ahead: bool = True
+    """With value admission, the idle worker writes the greeting of the nearest villager
+    in view ahead of any approach (game/dialogue/greetings.py)."""
 
     def __post_init__(self) -> None:
         if not 0.5 <= self.bubble_s <= 30.0:

@@ -3,11 +3,14 @@
 Every few ticks the encounter predictor says which villagers the player is about to
 reach. For each confident prediction worth the worker's time (``admission``) a greeting
 is asked for at once, at predictive priority, and kept with its snapshot when it
-arrives. When the greeting's trigger fires the prepared line is shown in the same tick
+arrives. While the worker has nothing else to do, the nearest villager in view who has
+no greeting ready gets one ahead of any approach, at ambient priority, so that any
+other line goes first. When the greeting's trigger fires the prepared line is shown in the same tick
 if it still fits the world; if none is ready, the caller shows a template line in that
 tick, and a request still in flight is cancelled and counted late: a greeting is never
 late. A prediction that is withdrawn cancels its request; a line nobody needs expires;
-a line that a hit or a fall has made wrong is dropped. Every outcome is counted.
+a line that a hit or a fall has made wrong, or that was written before the villager's
+attitude, errand or memories changed, is dropped. Every outcome is counted.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ai import LineRuntime
+from ai import LineRuntime, Priority
 from game.dialogue.admission import Admission, WorkerTime
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineEvent, LineOrigin, LineReady
@@ -25,6 +28,7 @@ from game.dialogue.records import LineKind, LineRecord, LineRecords
 from game.dialogue.request_builder import RequestBuilder
 from game.dialogue.timing import Timing
 from game.dialogue.validation import Checker, LineSnapshot
+from game.dialogue.worth import value
 from game.headless.report import PredictionReport
 from game.sim.events import Trigger
 from game.sim.status import Motion
@@ -43,6 +47,12 @@ class PreparedLine:
     expires_tick: int
     tier: str
     request_id: int
+    key: tuple[object, ...] = ()
+    """What it was written from (:meth:`RequestBuilder.situation_key`)."""
+
+
+#: The chance given to a greeting prepared ahead of any approach: most are used, later.
+_AHEAD_CHANCE = 0.3
 
 
 class GreetingPreparer:
@@ -88,7 +98,11 @@ class GreetingPreparer:
         self.ready: dict[int, PreparedLine] = {}
         self.outcomes: Counter[str] = Counter()
         self.issued = 0
+        self.ahead = 0
+        self.ahead_enabled = True
+        """Whether the idle worker writes greetings ahead of any approach."""
         self._asked_tick: dict[int, int] = {}
+        self._keys: dict[int, tuple[object, ...]] = {}
 
     # -- notice and predict ---------------------------------------------------
 
@@ -102,9 +116,28 @@ class GreetingPreparer:
             if record is not None:
                 self._withdraw(record, "cancelled")
         for npc_id, eta_s in self._predictor.active.items():
-            last_asked = self._asked_tick.get(npc_id, -self._retry_ticks)
-            if self._wants(npc_id) and tick - last_asked >= self._retry_ticks:
+            if self._may_ask(tick, npc_id):
                 self._ask(tick, npc_id, player.id, eta_s)
+        runtime = self._runtime
+        idle = not (runtime.warming or runtime.queue_depth or runtime.in_flight)
+        if self.ahead_enabled and self._admission is not None and idle:
+            self._ask_ahead(tick, player.id, player.x)
+
+    def _may_ask(self, tick: int, npc_id: int) -> bool:
+        last_asked = self._asked_tick.get(npc_id, -self._retry_ticks)
+        return self._wants(npc_id) and tick - last_asked >= self._retry_ticks
+
+    def _ask_ahead(self, tick: int, player_id: int, player_x: float) -> None:
+        """The idle worker writes the greeting of the nearest villager in view who has none."""
+        assert self._admission is not None
+        nearest = sorted(
+            (abs(motion.x - player_x), motion.id)
+            for motion in self._world.greeter_motions()
+            if self._may_ask(tick, motion.id)
+        )
+        for _, npc_id in nearest[:1]:
+            if self._admission.sight(npc_id).on_screen:
+                self._ask(tick, npc_id, player_id, None)
 
     def _wants(self, npc_id: int) -> bool:
         return npc_id not in self.ready and self._records.prediction_for(npc_id) is None
@@ -113,14 +146,24 @@ class GreetingPreparer:
         """Stop a prediction's request; its worker time so far is booked as ``outcome``."""
         self._runtime.cancel(record.handle)
         self._records.remove(record.handle)
+        self._keys.pop(record.handle.id, None)
         self._worker_time.settle(record.handle.id, outcome)
         self.outcomes[outcome] += 1
 
-    def _ask(self, tick: int, npc_id: int, player_id: int, eta_s: float) -> None:
+    def _ask(self, tick: int, npc_id: int, player_id: int, eta_s: float | None) -> None:
+        """Ask for a greeting: for a predicted encounter ``eta_s`` away, or ahead (None)."""
         self._asked_tick[npc_id] = tick
-        request = self._builder.request(LineAsk(tick, npc_id, Trigger.GREET, player_id), True)
+        ask = LineAsk(tick, npc_id, Trigger.GREET, player_id)
         admission = self._admission
-        if admission is not None:
+        if eta_s is None:
+            assert admission is not None
+            request = self._builder.request(ask, True, priority=Priority.AMBIENT)
+            cost = admission.cost_s(request)
+            request = replace(request, value=value(Trigger.GREET, _AHEAD_CHANCE, cost))
+            self.ahead += 1
+        else:
+            request = self._builder.request(ask, True)
+        if admission is not None and eta_s is not None:
             verdict = admission.judge(
                 request,
                 Trigger.GREET,
@@ -134,6 +177,7 @@ class GreetingPreparer:
             request = replace(request, value=verdict.value)
         handle = self._runtime.submit(request)
         self._records.add(LineRecord(LineKind.PREDICTION, handle, request, ask=None))
+        self._keys[handle.id] = self._builder.situation_key(npc_id)
         self.issued += 1
 
     def drop_outdated(self, tick: int) -> None:
@@ -143,7 +187,10 @@ class GreetingPreparer:
         player is still on the way.
         """
         for npc_id, line in list(self.ready.items()):
-            if self._disruptions.last(npc_id) >= line.snapshot.tick:
+            if (
+                self._disruptions.last(npc_id) >= line.snapshot.tick
+                or self._builder.situation_key(npc_id) != line.key
+            ):
                 del self.ready[npc_id]
                 self._checker.stale["topic_changed"] += 1
                 self.outcomes["stale"] += 1
@@ -191,6 +238,7 @@ class GreetingPreparer:
         """A greeting request ended with ``text`` (by ``tier``): keep, show, or count why not."""
         snapshot = record.snapshot
         request_id = record.handle.id
+        key = self._keys.pop(request_id, ())
         if origin == "fallback":
             self.outcomes["failed"] += 1
             self._worker_time.settle(request_id, "failed")
@@ -201,7 +249,13 @@ class GreetingPreparer:
                 )
         elif record.ask is None:
             expires = snapshot.tick + self._timing.ttl_ticks(Trigger.GREET, predictive=True)
-            self.ready[record.npc_id] = PreparedLine(text, snapshot, expires, tier, request_id)
+            line = PreparedLine(text, snapshot, expires, tier, request_id, key)
+            if key == self._builder.situation_key(record.npc_id):
+                self.ready[record.npc_id] = line
+            else:  # written from what the villager no longer feels or remembers
+                self._checker.stale["topic_changed"] += 1
+                self.outcomes["stale"] += 1
+                self._worker_time.settle(request_id, "rejected")
         else:
             self._show(record.ask, PreparedLine(text, snapshot, 0, tier, request_id), tick)
 
@@ -234,4 +288,5 @@ class GreetingPreparer:
             late=outcomes["late"],
             in_flight=in_flight,
             ready=len(self.ready),
+            ahead=self.ahead,
         )

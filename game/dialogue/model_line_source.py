@@ -84,6 +84,7 @@ class ModelLineSource:
         admission: str = "value",
         view_half_width: float = 640.0,
         voice: VoiceSwap | None = None,
+        greet_ahead: bool = True,
     ) -> None:
         self.runtime = runtime
         self.world = world
@@ -123,6 +124,7 @@ class ModelLineSource:
             self.admission,
             self.worker_time,
         )
+        self.greetings.ahead_enabled = greet_ahead
         self.chats = ChatStreams(runtime, self.records, self.checker, self._out.append)
         self._voices: dict[tuple[int, Trigger], int] = {}
         self._warmed = False

@@ -61,6 +61,12 @@ class RequestBuilder:
             predictive=predictive,
         )
 
+    def situation_key(self, npc_id: int) -> tuple[object, ...]:
+        """What a villager's bark is written from besides its trigger: how they feel,
+        their errand, what they remember. A line prepared under another key is out of date."""
+        memory = self._memories.of(npc_id)
+        return (attitude_word(memory.attitude), self._errand_state(npc_id), memory.facts)
+
     def reply_request(self, ask: LineAsk, player: str) -> LineRequest:
         """The request a chat ask will make once ``player`` has said its text.
 
@@ -71,16 +77,23 @@ class RequestBuilder:
         return self.request(ask, memory=memory)
 
     def request(
-        self, ask: LineAsk, predictive: bool = False, memory: Memory | None = None
+        self,
+        ask: LineAsk,
+        predictive: bool = False,
+        memory: Memory | None = None,
+        priority: Priority | None = None,
     ) -> LineRequest:
-        """The model request for an ask: snapshot, grounded prompt, priority and deadlines."""
+        """The model request for an ask: snapshot, grounded prompt, priority and deadlines.
+
+        ``priority`` replaces the class the trigger would give (and its budgets)."""
         snapshot = self.snapshot(ask, predictive)
         subject = errand = ""
         if ask.trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE):
             errand = self._errand_title(ask.npc_id)
         elif ask.refs:
             subject = self.world.entity_kind(ask.refs[0]) or ""
-        priority = priority_of(ask.trigger, predictive)
+        if priority is None:
+            priority = priority_of(ask.trigger, predictive)
         if memory is None:
             memory = self._memories.of(ask.npc_id)
         parts = LineAskParts(

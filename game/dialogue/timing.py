@@ -15,7 +15,9 @@ class Timing:
     chat_ttl_s: float = 10.0
     reactive_ttl_s: float = 3.0
     ambient_ttl_s: float = 4.0
-    prepared_ttl_s: float = 5.0
+    prepared_ttl_s: float = 40.0
+    """A prepared greeting waits this long for its villager to be met; it is dropped
+    sooner if the villager is disrupted or what it was written from changes."""
 
     def ttl_ticks(self, trigger: Trigger, predictive: bool) -> int:
         """How old a line may be, in ticks, when it appears."""

@@ -15,6 +15,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from game.sim.events import Trigger
+from game.sim.npc_states import CALM, NpcState
+
+#: Lines shouted at what just happened to the villager.
+REACTIONS = frozenset({Trigger.HIT, Trigger.NEAR_MISS, Trigger.BUMPED, Trigger.TOPPLED})
+# The states a villager may be in when their reaction's line is still theirs to say.
+_AFTER_REACTION = frozenset({*CALM, NpcState.REACT, NpcState.FLEE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,14 +130,21 @@ def situation_unchanged(
 
     A reply is tied to the exact epoch it was asked in. A prepared (predictive) line was
     asked before its trigger fired, so its epoch will have moved on by design; it stays
-    valid as long as nothing disruptive (a hit, a fall, a topple) happened since.
+    valid as long as nothing disruptive (a hit, a fall, a topple) happened since. A
+    reaction outlives the short state it was shouted from (a line takes about as long
+    as the reaction lasts): once the villager is back to their day, or still reacting,
+    it may still be said, unless something else disrupted them after it.
     """
     speaker = world.npc(snap.npc_id)
     if speaker is None:
         return "speaker_gone"
     if snap.predictive:
         return "topic_changed" if limits.last_disruption_tick >= snap.tick else None
-    return None if speaker.epoch == snap.epoch else "epoch_changed"
+    if speaker.epoch == snap.epoch:
+        return None
+    if snap.trigger in REACTIONS and speaker.state in _AFTER_REACTION:
+        return "topic_changed" if limits.last_disruption_tick > snap.tick else None
+    return "epoch_changed"
 
 
 def listener_in_range(

@@ -97,6 +97,8 @@ class PredictionReport:
     late: int
     in_flight: int
     ready: int
+    ahead: int = 0
+    """Of ``issued``, asked for while the worker was idle, ahead of any approach."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,9 +77,10 @@ def test_ambush_drops_stale_lines_and_shows_none(scenario: Callable[[str], Run])
     report, log = scenario("ambush")
     ai = report["ai"]
     assert sum(ai["stale_dropped"].values()) > 0
-    # The bot turns away just short of talk range: some predictions must fail.
+    # The bot turns away just short of talk range: some prepared greetings are never
+    # used (withdrawn, dropped, or still waiting for the next approach at the end).
     predictive = ai["predictive"]
-    assert predictive["cancelled"] + predictive["expired"] + predictive["stale"] > 0
+    assert predictive["issued"] > predictive["used"]
     result = audit(log)
     assert result["violations"] == 0, result["by_rule"]
     assert result["checked"] > 0

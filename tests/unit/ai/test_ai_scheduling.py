@@ -194,6 +194,19 @@ def test_preempted_request_past_deadline_is_cancelled_with_fallback(
     assert not log.of(LineCompleted, predicted)
 
 
+def test_a_reaction_preempts_ambient_work(make_runtime: Callable[..., AiRuntime]) -> None:
+    config = fast_config(ttft_s=0.01, token_s=0.03)
+    backend = ScriptedBackend(config.scripted, script={"walks by": LONG_LINE})
+    runtime = make_runtime(config, backend)
+    log = EventLog(runtime)
+    chatter = runtime.submit(make_request("a", Priority.AMBIENT, situation="walks by"))
+    log.until(lambda: bool(log.of(TokenStreamed, chatter)))
+    reaction = runtime.submit(make_request("r", Priority.REACTIVE, situation="hit by a crate"))
+    log.until(lambda: len(log.of(LineCompleted)) == 2)
+    assert [e.handle for e in log.of(LineCompleted)] == [reaction, chatter]
+    assert runtime.metrics().preempted == 1
+
+
 def test_reactive_work_is_not_preempted(make_runtime: Callable[..., AiRuntime]) -> None:
     config = fast_config(ttft_s=0.01, token_s=0.02)
     backend = ScriptedBackend(config.scripted, script={"walks by": LONG_LINE})

@@ -46,7 +46,8 @@ def test_a_greeting_with_no_line_ready_is_a_template_in_the_same_tick(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend = GatedBackend()
-    village = make_village(backend=backend)
+    # Only the greeting prepared for the approach: none is written ahead of it.
+    village = make_village("game.dialogue.greet_ahead=false", backend=backend)
     backend.hold(lambda prompt: prompt.speaker.startswith("Marta"))
     source = source_of(village)
     tap = Tap(source, monkeypatch)
@@ -173,3 +174,40 @@ def test_the_queue_runs_in_value_order_with_the_scripted_backend(
 
     walk(village, STAY, 300, until=lambda: len(order()) == 3)
     assert order() == ["Odo", "Sela", "Marta"]
+
+
+def test_the_idle_worker_writes_greetings_before_anyone_walks_up(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    village = make_village()
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta = npc_named(village, "Marta")
+    # The player stands still: no approach is predicted, yet the idle worker prepares.
+    walk(village, STAY, 300, until=lambda: marta in source.greetings.ready)
+    assert source.greetings.report().ahead >= 1
+    assert tap.asked(marta, Trigger.GREET) is None
+
+    walk(village, LEFT, 300, until=lambda: tap.asked(marta, Trigger.GREET))
+    ask = tap.asked(marta, Trigger.GREET)
+    assert ask is not None
+    ((shown_tick, ready),) = [(t, r) for t, r in tap.ready(marta) if r.ask.trigger is Trigger.GREET]
+    assert (ready.origin, shown_tick) == ("prepared", ask.tick)
+
+
+def test_a_greeting_written_before_the_villager_learned_something_is_dropped(
+    make_village: Callable[..., Session],
+) -> None:
+    village = make_village()
+    source = source_of(village)
+    marta = npc_named(village, "Marta")
+    walk(village, STAY, 300, until=lambda: marta in source.greetings.ready)
+    stale = source.greetings.outcomes["stale"]
+
+    village.dialogue.memories.of(marta).add_fact("the traveller asked them about the bakery")
+    walk(village, STAY, 1)
+    assert marta not in source.greetings.ready
+    assert source.greetings.outcomes["stale"] == stale + 1
+    # A new one is written from what she knows now.
+    walk(village, STAY, 300, until=lambda: marta in source.greetings.ready)
+    assert source.greetings.ready[marta].key[2] == ("the traveller asked them about the bakery",)

@@ -53,11 +53,14 @@ from tests.unit.game.conftest import (
 
 # -- (a) prepared greetings ------------------------------------------------------------
 
+# These tests follow greetings prepared for a predicted approach, one at a time.
+NO_AHEAD = "game.dialogue.greet_ahead=false"
+
 
 def test_prepared_greeting_is_shown_in_the_tick_its_trigger_fires(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    village = make_village()
+    village = make_village(NO_AHEAD)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
@@ -86,7 +89,7 @@ def test_prediction_that_fails_cancels_its_request(
 ) -> None:
     backend = GatedBackend()
     backend.hold(lambda prompt: prompt.situation == GREETING)
-    village = make_village(backend=backend)
+    village = make_village(NO_AHEAD, backend=backend)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
@@ -118,7 +121,7 @@ def test_prediction_that_fails_cancels_its_request(
 def test_unused_prepared_line_expires(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    village = make_village()
+    village = make_village(NO_AHEAD)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
@@ -126,14 +129,14 @@ def test_unused_prepared_line_expires(
     walk(village, LEFT, 30, until=lambda: marta in source.greetings.ready)
     expires = source.greetings.ready[marta].expires_tick
     # The player stops out of talk range: the greeting it was prepared for never comes.
-    walk(village, STAY, 400, until=lambda: marta not in source.greetings.ready)
+    walk(village, STAY, 40 * 60 + 60, until=lambda: marta not in source.greetings.ready)
 
     assert village.tick == expires + 1
     report = source.greetings.report()
     assert report.expired >= 1
     assert report.used == 0
     assert tap.asked(marta, Trigger.GREET) is None
-    assert tap.ready(marta) == []
+    assert [r for _, r in tap.ready(marta) if r.ask.trigger is Trigger.GREET] == []
 
 
 def test_disrupted_prepared_line_is_dropped_without_a_rate_limited_retry(
@@ -141,7 +144,7 @@ def test_disrupted_prepared_line_is_dropped_without_a_rate_limited_retry(
 ) -> None:
     numbers = itertools.count(1)
     backend = GatedBackend(script=lambda prompt: f"Line number {next(numbers)}.")
-    village = make_village("ai.scheduler.rate_limit_s=30.0", backend=backend)
+    village = make_village(NO_AHEAD, "ai.scheduler.rate_limit_s=30.0", backend=backend)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
@@ -175,7 +178,7 @@ def test_reply_whose_speaker_moved_on_is_dropped_and_never_remembered(
     stale_text = "Who threw that at me?"
     backend = GatedBackend(script={"hit by a flying object": stale_text})
     backend.hold(lambda prompt: prompt.situation.startswith("hit by"))
-    village = make_village(backend=backend)
+    village = make_village(NO_AHEAD, backend=backend)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     pip = npc_named(village, "Pip")
@@ -209,7 +212,7 @@ def test_reply_whose_listener_walked_out_of_range_is_dropped(
     stale_text = "Welcome, welcome, come closer."
     backend = GatedBackend(script={"Pip the child": stale_text})
     backend.hold(lambda prompt: prompt.speaker.startswith("Pip"))
-    village = make_village(backend=backend)
+    village = make_village(NO_AHEAD, backend=backend)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     pip, me = npc_named(village, "Pip"), player_id(village)
@@ -249,7 +252,7 @@ def test_chat_reply_streams_into_its_bubble_then_completes(
 ) -> None:
     backend = GatedBackend(script={CHAT: CHAT_REPLY})
     backend.hold(lambda prompt: prompt.situation == CHAT)
-    village = make_village(backend=backend)
+    village = make_village(NO_AHEAD, backend=backend)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     pip = npc_named(village, "Pip")
@@ -284,7 +287,7 @@ def test_chat_reply_is_cut_when_the_player_walks_away_mid_stream(
 ) -> None:
     backend = GatedBackend(script={CHAT: CHAT_REPLY})
     backend.hold(lambda prompt: prompt.situation == CHAT)
-    village = make_village(backend=backend)
+    village = make_village(NO_AHEAD, backend=backend)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     pip, me = npc_named(village, "Pip"), player_id(village)
@@ -323,7 +326,7 @@ def test_asks_while_the_model_loads_get_template_lines_at_once(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend = GatedBackend(hold_load=True)
-    village = make_village(backend=backend, wait=False)
+    village = make_village(NO_AHEAD, backend=backend, wait=False)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
@@ -360,11 +363,11 @@ def test_a_model_that_cannot_load_degrades_to_template_lines(
         junk = tmp_path / "villager-brain.gguf"
         junk.write_bytes(b"this is not a language model\n" * 64)
         village = make_village(
-            'ai.model.backend="llama"', f"ai.model.model_path={str(junk)!r}", wait=False
+            NO_AHEAD, 'ai.model.backend="llama"', f"ai.model.model_path={str(junk)!r}", wait=False
         )
     else:
         backend = ScriptedBackend(FAST_TIMINGS, load_error="the model file is corrupt")
-        village = make_village(backend=backend, wait=False)
+        village = make_village(NO_AHEAD, backend=backend, wait=False)
     assert village.ai.wait_ready(20.0) == "degraded"
     source = source_of(village)
     tap = Tap(source, monkeypatch)
@@ -397,7 +400,7 @@ def test_sync_mode_blocks_the_tick_until_the_line_is_done(
         ScriptedConfig(load_s=0.0, ttft_s=0.0, token_s=token_s),
         script={"hit by a flying object": words},
     )
-    village = make_village('game.dialogue.ai_mode="sync"', backend=backend)
+    village = make_village(NO_AHEAD, 'game.dialogue.ai_mode="sync"', backend=backend)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     pip, me = npc_named(village, "Pip"), player_id(village)
@@ -431,7 +434,7 @@ def test_switching_modes_at_run_time_keeps_the_model_on_one_thread(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     backend = GatedBackend(ScriptedConfig(load_s=0.0, ttft_s=0.0, token_s=0.002))
-    village = make_village(backend=backend)
+    village = make_village(NO_AHEAD, backend=backend)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     pip = npc_named(village, "Pip")
@@ -459,7 +462,7 @@ def test_greeting_asked_in_sync_mode_while_its_prediction_runs_is_shown(
 ) -> None:
     backend = GatedBackend()
     backend.hold(lambda prompt: prompt.situation == GREETING)
-    village = make_village(backend=backend)
+    village = make_village(NO_AHEAD, backend=backend)
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
@@ -503,7 +506,7 @@ def test_wait_ready_waits_while_the_warm_up_is_only_queued(
 ) -> None:
     # Right after the warm-up is submitted it is queued, not yet running: waiting only
     # while something runs would let the first measured ticks pay for the warm-up.
-    village = make_village(wait=False)
+    village = make_village(NO_AHEAD, wait=False)
     runtime = source_of(village).runtime
     real = runtime.metrics
     asked = itertools.count(1)
@@ -538,7 +541,7 @@ def test_typing_reads_the_same_prompt_the_sent_line_asks_with(
     make_village: Callable[..., Session],
 ) -> None:
     backend = PromptLog()
-    village = make_village(backend=backend)
+    village = make_village(NO_AHEAD, backend=backend)
     pip = npc_named(village, "Pip")  # in chat range from the start
     memory = village.dialogue.memories.of(pip)
     for n in range(5):  # a full window: saying the next line folds one into the summary
@@ -573,7 +576,7 @@ def test_typing_reads_the_same_prompt_the_sent_line_asks_with(
 
 def test_the_sync_baseline_reads_nothing_ahead(make_village: Callable[..., Session]) -> None:
     backend = PromptLog()
-    village = make_village('game.dialogue.ai_mode="sync"', backend=backend)
+    village = make_village(NO_AHEAD, 'game.dialogue.ai_mode="sync"', backend=backend)
     marta = npc_named(village, "Marta")
     settle(village)
     count = len(backend.prompts)

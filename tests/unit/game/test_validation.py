@@ -95,6 +95,23 @@ def test_prepared_line_survives_epochs_but_not_disruption() -> None:
     assert validate(prepared, world, 110, disrupted) == "topic_changed"
 
 
+def test_a_reaction_outlives_its_short_state_but_not_a_talk_or_a_new_disruption() -> None:
+    world = FakeWorld()
+    hit = replace(SNAP, trigger=Trigger.HIT, state="react", refs=())
+    world.npcs[SPEAKER] = Npc(state="routine", epoch=4)  # the reaction is over
+    assert validate(hit, world, 110, LIMITS) is None
+    world.npcs[SPEAKER] = Npc(state="react", epoch=5)  # reacting still
+    assert validate(hit, world, 110, LIMITS) is None
+    # The hit that caused it was at the ask's tick; a later one makes it old news.
+    assert validate(hit, world, 110, replace(LIMITS, last_disruption_tick=100)) is None
+    assert validate(hit, world, 110, replace(LIMITS, last_disruption_tick=104)) == "topic_changed"
+    world.npcs[SPEAKER] = Npc(state="talk", epoch=4)  # now in a conversation
+    assert validate(hit, world, 110, LIMITS) == "epoch_changed"
+    # A greeting is tied to its epoch, as before.
+    world.npcs[SPEAKER] = Npc(state="routine", epoch=4)
+    assert validate(replace(hit, trigger=Trigger.GREET), world, 110, LIMITS) == "epoch_changed"
+
+
 def test_listener_out_of_range() -> None:
     world = FakeWorld()
     world.positions[PLAYER] = (159.0, 0.0)
