@@ -186,6 +186,12 @@ class Dialogue:
 
     def _show(self, tick: int, ready: LineReady) -> None:
         ask = ready.ask
+        if ready.origin == "refusal":
+            # The worker's semantic layer refused the player's words: take them back.
+            self._heard.pop(ask.npc_id, None)
+            self.memories.of(ask.npc_id).forget(PLAYER_SPEAKER, ask.player_text)
+            self._refuse(tick, ask.npc_id)
+            return
         chat = ask.trigger is Trigger.CHAT
         ttl = self._chat_bubble_ticks if chat else self._bubble_ticks
         shown_as: BubbleKind = (
