@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from ai.backend import Backend
 from ai.config import AiConfig
+from ai.content.filter import ContentFilter
 from ai.fallback import FallbackSource
 from ai.llama_backend import LlamaBackend
 from ai.router import Router
@@ -40,10 +41,13 @@ def build_router(
     remote_backend: Callable[[], Backend] | None = None,
     clock: Callable[[], float] = time.perf_counter,
     backends: BackendFactory = backend_for,
+    content: ContentFilter | None = None,
 ) -> Router:
     """A router over the tiers ``config`` asks for (see :func:`ai.tiers.build_tiers`).
 
-    ``backends`` makes the backend of each model swapped in later. Not yet started.
+    ``backends`` makes the backend of each model swapped in later; ``content`` is the
+    content filter every lane applies. Not yet started.
     """
-    tiers = build_tiers(config, local_backend, fallback, remote_backend, clock)
-    return Router(config, tiers, Swaps(config, fallback, backends, clock), clock)
+    tiers = build_tiers(config, local_backend, fallback, remote_backend, clock, content)
+    swaps = Swaps(config, fallback, backends, clock, content)
+    return Router(config, tiers, swaps, clock)

@@ -9,6 +9,12 @@ budget leaves room, and stops at the next token when another request arrives. A 
 because nothing drawn could be shown may keep other work waiting, never past its start
 deadline. A cancel or a preemption stops
 any candidate at the next token, like any request.
+
+The content filter (:mod:`ai.content.screen`) judges each candidate on the way: a
+candidate ends at the first piece whose newest word the word list refuses, a finished
+line the word list or the semantic layer refuses is an "unfit" candidate, and the
+player's words in a chat request are read by the semantic layer before any reply is
+drawn ("refused" when they fail).
 """
 
 from __future__ import annotations
@@ -19,12 +25,12 @@ from dataclasses import replace
 
 from ai.backend import Backend, GenerationParams
 from ai.config import HygieneConfig
+from ai.content.screen import Screen, StreamGate
 from ai.events import AiEvent, LineCompleted, LineFailed, RequestStats, TokenStreamed
 from ai.hygiene import (
     clean_line,
     clean_partial,
     end_after,
-    find_blocked,
     is_garbage,
     sentence_end,
 )
@@ -67,9 +73,11 @@ class CandidateDraw:
         emit: Callable[[Ticket, AiEvent], None],
         next_deadline: Callable[[Priority], float | None],
         queued: Callable[[], int],
+        screen: Screen,
     ) -> None:
         self._backend = backend
         self._hygiene = hygiene
+        self._screen = screen
         self._clock = clock
         self._emit = emit
         self._next_deadline = next_deadline
@@ -93,6 +101,11 @@ class CandidateDraw:
         started = clock()
         if plan.temperature is not None:
             params = replace(params, temperature=plan.temperature)
+        player_text = base_prompt.player_text
+        if player_text and self._screen.reads_meaning and not self._screen.meaning(player_text).ok:
+            # The word list passed it on the main thread; its meaning did not pass here.
+            logger.info("player text refused for npc %d", request.npc_id)
+            return LineFailed(ticket.handle, request, "refused")
         drawn: list[tuple[Verdict, PromptSpec]] = []
         slowest = 0.0
         tokens = 0
@@ -107,12 +120,21 @@ class CandidateDraw:
             begun = clock()
             # A draw for a better line gives way the moment other work arrives.
             yields = self._yields(ticket) if passed else ticket.should_stop
-            raw, count, first = self._generate(ticket, prompt, params, yields, plan.sentence_words)
+            gate = self._screen.gate(request.stream)
+            raw, count, first = self._generate(
+                ticket, prompt, params, yields, gate, plan.sentence_words
+            )
             if ticket.cancel_reason is not None:
                 return None
             tokens += count
             if first_token is None and count:
                 first_token = first
+            if gate.refused is not None:
+                # Ended at the piece that tripped the filter; nothing of that was shown.
+                logger.info("unfit candidate for npc %d: %s", request.npc_id, gate.refused.reason)
+                drawn.append((Verdict(gate.shown, ("unfit",), False, None, 0.0), prompt))
+                slowest = max(slowest, clock() - begun)
+                continue
             if yields():
                 break
             drawn.append((self._judge(raw, prompt, plan), prompt))
@@ -186,11 +208,13 @@ class CandidateDraw:
         prompt: PromptSpec,
         params: GenerationParams,
         should_stop: Callable[[], bool],
+        gate: StreamGate,
         sentence_words: int = 0,
     ) -> tuple[str, int, float]:
         """One candidate's raw text, token count and first-token time; streamed if asked.
 
         With ``sentence_words``, it ends at the first sentence that closes that many words.
+        ``gate`` decides what of it may be shown, and ends it at the first unfit word.
         """
         clock = self._clock
         streams = ticket.request.stream
@@ -209,9 +233,14 @@ class CandidateDraw:
                 if end is not None:
                     piece = piece[: max(0, len(piece) - (len(raw) - end))]
                     raw = raw[:end]
-                if streams:
-                    partial = clean_partial(raw, self._hygiene.max_chars)
-                    self._emit(ticket, TokenStreamed(ticket.handle, ticket.request, partial, piece))
+                shown = gate.shown
+                partial = clean_partial(raw, self._hygiene.max_chars)
+                release = gate.feed(raw, partial)
+                if gate.refused is not None:
+                    break
+                if streams and release is not None:
+                    new = release[len(shown) :]
+                    self._emit(ticket, TokenStreamed(ticket.handle, ticket.request, release, new))
                 if end is not None or len(raw) > runaway:
                     break
         finally:
@@ -230,6 +259,10 @@ class CandidateDraw:
                 return Verdict(text, ("opener_only",), False, None, 0.0)
         if is_garbage(text, hygiene.min_letters):
             return Verdict(text, ("garbage",), False, None, 0.0)
-        if find_blocked(text, hygiene.blocklist) is not None:
-            return Verdict(text, ("blocked",), False, None, 0.0)
-        return judge(text, plan.criteria)
+        if not self._screen.words(text).ok:
+            return Verdict(text, ("unfit",), False, None, 0.0)
+        verdict = judge(text, plan.criteria)
+        # The semantic layer reads only a line that could otherwise be shown.
+        if verdict.passes and not self._screen.line(text).ok:
+            return replace(verdict, faults=("unfit",))
+        return verdict

@@ -40,6 +40,8 @@ from ai.scoring import TokenScorer
 from ai.streaming import with_opener
 
 if TYPE_CHECKING:
+    from ai.content.filter import ContentFilter
+    from ai.content.hidden import HiddenStates
     from ai.token_loop import TokenLoop
 
 logger = logging.getLogger(__name__)
@@ -326,6 +328,20 @@ class LlamaBackend:
             raise RuntimeError("prompt_room() called before load()")
         text = build_completion_prompt(prompt, prompt.player_text)
         return int(self._llm.n_ctx()) - len(self._llm.tokenize(text.encode("utf-8")))
+
+    def meaning_reader(self, content: ContentFilter) -> HiddenStates | None:
+        """The content filter's semantic reader on the loaded model (worker thread).
+
+        A small context of its own on the same weights, without the adapter: the
+        classifier was trained on the base model's hidden states.
+        """
+        if self._llm is None or self._model_path is None:
+            return None
+        from ai.model import verified_sha256
+
+        return content.meaning_reader(
+            self._llm, verified_sha256(self._config.model, self._model_path)
+        )
 
     def interrupt(self) -> None:
         """Abort the prompt evaluation or decode in progress (any thread)."""

@@ -85,7 +85,7 @@ class BreakerProbes:
         elif isinstance(event, TERMINAL_EVENTS):
             del self._sent[key]
             if isinstance(event, LineCompleted) or (
-                isinstance(event, LineFailed) and event.reason in ("garbage", "blocked")
+                isinstance(event, LineFailed) and event.reason in ("garbage", "unfit", "refused")
             ):
                 breaker.record_success()  # the server answered, whatever it said
             else:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from ai.backend import Backend
 from ai.cache_fills import CacheFills
 from ai.config import AiConfig
+from ai.content.filter import ContentFilter
 from ai.events import (
     TERMINAL_EVENTS,
     AiEvent,
@@ -67,6 +68,7 @@ class AiRuntime:
         fallback: FallbackSource,
         clock: Callable[[], float] = time.perf_counter,
         standby: bool = False,
+        content: ContentFilter | None = None,
     ) -> None:
         self._config = config
         self._fallback = fallback
@@ -74,7 +76,9 @@ class AiRuntime:
         self._cond = threading.Condition(threading.Lock())
         self._scheduler = Scheduler(config.scheduler.queue_capacity)
         self._outbox: Outbox = deque()
-        self._worker = Worker(config, backend, self._scheduler, self._cond, self._outbox, clock)
+        self._worker = Worker(
+            config, backend, self._scheduler, self._cond, self._outbox, clock, content
+        )
         self._worker.standby = standby
         self._metrics = MetricsRecorder()
         self._tickets: dict[int, Ticket] = {}

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
 from ai.config import ScriptedConfig
+from ai.content.filter import ContentFilter
+from ai.content.hidden import HiddenStates
 from ai.prompt import build_completion_prompt
 from ai.requests import PromptSpec
 from ai.selection import words
@@ -72,7 +74,8 @@ class ScriptedBackend:
     ``script`` is a mapping looked up by situation, then by speaker, or a
     callable from :class:`PromptSpec` to a reply; anything unmatched gets
     :func:`default_line`. ``chooser`` scripts the scores of closed choices (decisions).
-    ``load_error`` makes :meth:`load` raise.
+    ``load_error`` makes :meth:`load` raise. ``hidden`` stands in for the model's hidden
+    states, which the content filter's semantic layer reads.
     """
 
     def __init__(
@@ -84,6 +87,7 @@ class ScriptedBackend:
         n_ctx: int = 2048,
         chooser: Chooser | None = None,
         prompt_style: str = "",
+        hidden: HiddenStates | None = None,
     ) -> None:
         self._timings = timings if timings is not None else ScriptedConfig()
         self._script = script
@@ -96,6 +100,7 @@ class ScriptedBackend:
         self._n_ctx = n_ctx
         self._chooser = chooser
         self._style = prompt_style
+        self._hidden = hidden
         self.choose_calls = 0
 
     @property
@@ -194,6 +199,12 @@ class ScriptedBackend:
             return None
         best = max(range(len(scores)), key=lambda i: (scores[i], -i))
         return best, float(scores[best])
+
+    def meaning_reader(self, content: ContentFilter) -> HiddenStates | None:
+        """The scripted stand-in for the model's hidden states, if one was given."""
+        self._record_thread()
+        del content
+        return self._hidden
 
     def close(self) -> None:
         """Nothing native to free; remembered so tests can check it was called."""

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ai.backend import Backend
 from ai.config import AiConfig, ModelConfig
+from ai.content.filter import ContentFilter
 from ai.events import (
     TERMINAL_EVENTS,
     AiEvent,
@@ -119,8 +120,10 @@ class Swaps:
         fallback: FallbackSource,
         backends: BackendFactory,
         clock: Callable[[], float],
+        content: ContentFilter | None = None,
     ) -> None:
         self._config = config
+        self._content = content
         self._fallback = _SwapFallback(fallback)
         self._backends = backends
         self._clock = clock
@@ -155,7 +158,9 @@ class Swaps:
         except Exception as exc:
             self._refuse(name, f"its backend could not be made: {exc}")
             return
-        lane = AiRuntime(config, backend, self._fallback, self._clock, standby=True)
+        lane = AiRuntime(
+            config, backend, self._fallback, self._clock, standby=True, content=self._content
+        )
         lane.start(self.probes)
         self._swap = _Swap(name, lane, dict(warm_ups), self._clock())
         logger.info("model swap: loading %s beside the current model", name)

@@ -18,6 +18,7 @@ from dataclasses import replace
 from ai.backend import Backend
 from ai.breaker import CircuitBreaker
 from ai.config import AiConfig, RoutingConfig, RuntimeConfig
+from ai.content.filter import ContentFilter
 from ai.events import RequestStats
 from ai.fallback import FallbackSource
 from ai.load_checks import Probe
@@ -131,7 +132,7 @@ class Tier:
         """A request failed here; availability failures feed the breaker, and a server
         that asks to be left alone (``retry_after_s``) opens it for that long."""
         self.failures[reason] += 1
-        if self.breaker is None or reason in ("garbage", "blocked"):
+        if self.breaker is None or reason in ("garbage", "unfit", "refused"):
             return
         if retry_after_s > 0.0:
             self.breaker.hold_off(now, retry_after_s)
@@ -207,13 +208,16 @@ def build_tiers(
     fallback: FallbackSource,
     remote_backend: Callable[[], Backend] | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    content: ContentFilter | None = None,
 ) -> list[Tier]:
     """The local tier, plus the remote tier when ``remote.enabled`` (not yet started).
 
     ``remote_backend`` makes one backend per remote lane; by default an
-    :class:`~ai.openai_backend.OpenAiBackend` for ``config.remote``.
+    :class:`~ai.openai_backend.OpenAiBackend` for ``config.remote``. ``content`` is the
+    content filter every lane applies (None: ``hygiene.blocklist`` alone).
     """
-    local = Tier(LOCAL, [AiRuntime(config, local_backend, fallback, clock)], config.routing)
+    local_lane = AiRuntime(config, local_backend, fallback, clock, content=content)
+    local = Tier(LOCAL, [local_lane], config.routing)
     tiers = [local]
     if config.remote.enabled:
         if remote_backend is None:
@@ -227,7 +231,7 @@ def build_tiers(
         # Only the local runtime sets the interpreter's switch interval (and restores it).
         lane_config = replace(config, runtime=RuntimeConfig(switch_interval_s=0.0))
         lanes = [
-            AiRuntime(lane_config, remote_backend(), fallback, clock)
+            AiRuntime(lane_config, remote_backend(), fallback, clock, content=content)
             for _ in range(config.remote.lanes)
         ]
         breaker = CircuitBreaker(config.breaker, REMOTE)

@@ -19,6 +19,9 @@ from dataclasses import replace
 from ai.backend import Backend, GenerationError, GenerationParams, ModelLoadError
 from ai.candidates import CandidateDraw
 from ai.config import AiConfig
+from ai.content.filter import ContentFilter
+from ai.content.screen import Screen
+from ai.content.words import WordList
 from ai.events import (
     AiEvent,
     LineCompleted,
@@ -30,7 +33,7 @@ from ai.events import (
     RequestStats,
     TokenStreamed,
 )
-from ai.hygiene import clean_line, clean_partial, find_blocked, is_garbage
+from ai.hygiene import clean_line, clean_partial, is_garbage
 from ai.load_checks import Probe, check_prompt_sizes
 from ai.prompt import fit_prompt
 from ai.requests import CandidatePlan, Choice, Priority, PromptSpec
@@ -71,6 +74,7 @@ class Worker:
         cond: threading.Condition,
         outbox: Outbox,
         clock: Callable[[], float],
+        content: ContentFilter | None = None,
     ) -> None:
         self._config = config
         self._backend = backend
@@ -89,8 +93,19 @@ class Worker:
         self.standby = False
         self.progress = LoadProgress(0.0, "waiting to start", "loading")
         self._thread = threading.Thread(target=self._run, name="ai-worker", daemon=False)
+        if content is None:
+            words = WordList.from_entries(config.hygiene.blocklist, "hygiene.blocklist")
+            content = ContentFilter(config.filter, words)
+        #: The content filter; its semantic layer opens once the model has loaded.
+        self.screen = Screen(content)
         self._candidates = CandidateDraw(
-            backend, config.hygiene, clock, self._emit, self._next_deadline, self._queued
+            backend,
+            config.hygiene,
+            clock,
+            self._emit,
+            self._next_deadline,
+            self._queued,
+            self.screen,
         )
 
     @property
@@ -141,8 +156,10 @@ class Worker:
 
     def _run(self) -> None:
         if self._load():
+            self.screen.open(self._backend)
             while (ticket := self._take()) is not None:
                 self._serve(ticket)
+        self.screen.close()
         try:
             self._backend.close()
         except Exception:
@@ -248,6 +265,7 @@ class Worker:
         raw = ""
         tokens = 0
         first_token = started
+        gate = self.screen.gate(streaming)
         stream = backend.generate(prompt, params, ticket.should_stop)
         try:
             for piece in stream:
@@ -255,9 +273,13 @@ class Worker:
                     first_token = clock()
                 tokens += 1
                 raw += piece
-                if streaming:
-                    partial = clean_partial(raw, max_chars)
-                    outbox.append((ticket, TokenStreamed(handle, request, partial, piece)))
+                shown = gate.shown
+                release = gate.feed(raw, clean_partial(raw, max_chars))
+                if gate.refused is not None:
+                    break
+                if streaming and release is not None:
+                    new = release[len(shown) :]
+                    outbox.append((ticket, TokenStreamed(handle, request, release, new)))
                 if len(raw) > runaway:
                     break
         except Exception as exc:
@@ -279,13 +301,13 @@ class Worker:
             self._stopped(ticket)
             return
         text = clean_line(raw, hygiene)
-        if is_garbage(text, hygiene.min_letters):
+        if gate.refused is None and is_garbage(text, hygiene.min_letters):
             logger.debug("garbage output for npc %d: %r", request.npc_id, raw)
             self._finish(ticket, LineFailed(handle, request, "garbage"))
             return
-        if find_blocked(text, hygiene.blocklist) is not None:
-            logger.info("blocked output for npc %d", request.npc_id)
-            self._finish(ticket, LineFailed(handle, request, "blocked"))
+        if gate.refused is not None or not self.screen.line(text).ok:
+            logger.info("unfit output for npc %d", request.npc_id)
+            self._finish(ticket, LineFailed(handle, request, "unfit"))
             return
         decode_s = ended - first_token
         stats = RequestStats(

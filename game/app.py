@@ -6,7 +6,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from typing import IO
+from typing import IO, Protocol
 
 from ai import (
     AiConfig,
@@ -18,6 +18,7 @@ from ai import (
     ScriptedBackend,
     build_router,
 )
+from ai.content import ClassifierError, ContentFilter, WordListError
 from game.assets import AssetError, asset_path
 from game.cli import LOG_LEVELS, Options, fail, setting_overrides
 from game.config.checks import warn_about
@@ -46,9 +47,38 @@ from game.sim.world import World
 
 logger = logging.getLogger(__name__)
 
-#: Builds the model runtime from its settings, backend and fallback; ``build_router``
-#: unless a benchmark swaps in a peer design.
-RuntimeFactory = Callable[[AiConfig, Backend, FallbackSource], LineRuntime]
+CONTENT_WORDS = "content/blocklist.txt"
+CONTENT_CLASSIFIER = "content/classifier.npz"
+
+
+class RuntimeFactory(Protocol):
+    """Builds the model runtime from its settings, backend, fallback and content filter;
+    ``build_router`` unless a benchmark swaps in a peer design."""
+
+    def __call__(
+        self,
+        config: AiConfig,
+        backend: Backend,
+        fallback: FallbackSource,
+        /,
+        *,
+        content: ContentFilter | None = None,
+    ) -> LineRuntime:
+        """A runtime, not yet started."""
+        ...
+
+
+def load_content_filter(ai: AiConfig) -> ContentFilter:
+    """The content filter from ``assets/content`` and ``hygiene.blocklist``; AssetError if bad."""
+    try:
+        return ContentFilter.load(
+            ai.filter,
+            asset_path(CONTENT_WORDS),
+            asset_path(CONTENT_CLASSIFIER) if ai.filter.meaning else None,
+            ai.hygiene.blocklist,
+        )
+    except (WordListError, ClassifierError) as exc:
+        raise AssetError(str(exc)) from exc
 
 
 def run(options: Options, runtime_factory: RuntimeFactory = build_router) -> int:
@@ -150,6 +180,7 @@ def build_village(
     specs = {npc_id: _spec(world, npc_id) for npc_id in world.npc_ids()}
     names = {npc_id: spec.name for npc_id, spec in specs.items()}
     memories = Memories()
+    content = load_content_filter(settings.ai)
     templates = TemplateLines(
         {npc_id: spec.templates for npc_id, spec in specs.items()},
         names,
@@ -166,7 +197,15 @@ def build_village(
         source = status = TemplateLineSource(templates, {world.player_status().id: "traveller"})
     else:
         model = _model_source(
-            settings, backend, runtime_factory, world, specs, templates, memories, disruptions
+            settings,
+            backend,
+            runtime_factory,
+            world,
+            specs,
+            templates,
+            memories,
+            disruptions,
+            content,
         )
         model.checker.record_facts = bubble_log is not None
         source = status = lane = model
@@ -188,6 +227,8 @@ def build_village(
         bubble_log=bubble_log,
         topic_of=_topics(specs, world.cast.facts),
         on_reply=decider.chat_replied,
+        content=content,
+        refusals={npc_id: spec.refusals for npc_id, spec in specs.items()},
     )
     return Session(world, dialogue, status, decider=decider)
 
@@ -219,6 +260,7 @@ def _model_source(
     templates: TemplateLines,
     memories: Memories,
     disruptions: Disruptions,
+    content: ContentFilter,
 ) -> ModelLineSource:
     """The language model's line source, its model loading in the background."""
     ai = settings.ai
@@ -228,7 +270,7 @@ def _model_source(
         )
     # By default the local tier always, and an OpenAI-compatible server as a second tier
     # when configured.
-    runtime = runtime_factory(ai, backend, TemplateFallback(templates))
+    runtime = runtime_factory(ai, backend, TemplateFallback(templates), content=content)
     personas = {
         npc_id: Persona(
             spec.name, spec.role, spec.persona, spec.templates, spec.openers, spec.facts

@@ -19,7 +19,7 @@ from game.headless.report import ModelReport
 from game.sim.events import Trigger
 from game.ui.views import LoadView
 
-LineOrigin = Literal["template", "model", "prepared", "fallback"]
+LineOrigin = Literal["template", "model", "prepared", "fallback", "refusal"]
 
 
 @dataclass(frozen=True, slots=True)

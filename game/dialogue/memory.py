@@ -65,6 +65,19 @@ class Memory:
         window.append(Exchange(speaker, text))
         self._recent.append(text)
 
+    def forget(self, speaker: str, text: str) -> None:
+        """Take back the newest ``speaker`` line ``text``: words the filter refused late."""
+        window = self._exchanges
+        for i in range(len(window) - 1, -1, -1):
+            if window[i].speaker == speaker and window[i].text == text:
+                del window[i]
+                break
+        recent = self._recent
+        for i in range(len(recent) - 1, -1, -1):
+            if recent[i] == text:
+                del recent[i]
+                break
+
     def with_line(self, speaker: str, text: str) -> Memory:
         """A copy of this memory with one more line shown; this one is left as it was.
 

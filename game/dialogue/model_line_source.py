@@ -331,6 +331,8 @@ class ModelLineSource:
                 self._out.append(LineCut(ask.npc_id, reason))
             return
         origin: LineOrigin = "model" if isinstance(event, LineCompleted) else "fallback"
+        if isinstance(event, FallbackUsed) and event.reason == "refused":
+            origin = "refusal"  # the player's words failed the semantic layer
         self.worker_time.settle(event.handle.id, "shown" if origin == "model" else "failed")
         tier = event.tier if isinstance(event, LineCompleted) else ""
         live = self.checker.live(snapshot)

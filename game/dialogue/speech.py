@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO
 
 from ai import sanitize_player_text
+from ai.content import ContentFilter
 from game.core.stats import RecentSamples, tick_quantiles
 from game.dialogue.bubble_board import BubbleBoard
 from game.dialogue.disruptions import Disruptions
@@ -65,6 +66,8 @@ class Dialogue:
         clock: Callable[[], float] = time.perf_counter,
         topic_of: Callable[[int, str], str] | None = None,
         on_reply: Callable[[int, int, str], None] | None = None,
+        content: ContentFilter | None = None,
+        refusals: Mapping[int, Sequence[str]] | None = None,
     ) -> None:
         self.source = source
         self.board = BubbleBoard()
@@ -80,6 +83,9 @@ class Dialogue:
         self.on_reply = on_reply
         """Called with (tick, villager, player's line) once the reply to that line is over:
         on screen, or cut because the world moved on (the villager still heard it)."""
+        self._content = content
+        self._refusals = refusals or {}
+        self._refused_turn: Counter[int] = Counter()
         self._heard: dict[int, str] = {}
         self.asked: Counter[str] = Counter()
         self.shown: Counter[str] = Counter()
@@ -115,11 +121,16 @@ class Dialogue:
         """The player said ``text`` to a villager; remember it and ask for the reply.
 
         The text is cleaned and capped here, where it enters the game, so the prompt
-        and the memory see the same safe line. Returns the line as it was kept ("" if
-        nothing was left of it, and then nothing is asked).
+        and the memory see the same safe line. Text the content filter's word list
+        refuses is never remembered nor sent to the model: the villager answers with
+        one of their refusals. Returns the line as it was kept ("" if nothing was left
+        of it or it was refused, and then nothing is asked).
         """
         text = sanitize_player_text(text, self._player_text_max_chars)
         if not text:
+            return ""
+        if not self._fits(text):
+            self._refuse(tick, npc_id)
             return ""
         self.memories.of(npc_id).record_shown(PLAYER_SPEAKER, text)
         self._heard[npc_id] = text
@@ -133,10 +144,25 @@ class Dialogue:
         moment the line is sent. Nothing is remembered until it is.
         """
         text = sanitize_player_text(text, self._player_text_max_chars)
-        if text:
+        if text and self._fits(text):
             start = self._clock()
             self.source.prepare(LineAsk(tick, npc_id, Trigger.CHAT, player_id, player_text=text))
             self._tick_ai_s += self._clock() - start
+
+    def _fits(self, text: str) -> bool:
+        """The word list on the player's text (cheap; the main thread may run it)."""
+        return self._content is None or self._content.check_words(text).ok
+
+    def _refuse(self, tick: int, npc_id: int) -> None:
+        """The villager turns the player's words down in their own voice."""
+        lines = self._refusals.get(npc_id, ())
+        turn = self._refused_turn[npc_id]
+        self._refused_turn[npc_id] += 1
+        text = lines[turn % len(lines)] if lines else "..."
+        self.board.show(npc_id, text, tick, self._chat_bubble_ticks, "chat")
+        self.shown["refusal"] += 1
+        self.memories.of(npc_id).record_shown(self._names.get(npc_id, "?"), text)
+        logger.info("tick %d: npc %d refused the player's words", tick, npc_id)
 
     def update(self, tick: int) -> None:
         """Show what the source has ready, update streaming bubbles, expire old ones."""
@@ -160,6 +186,12 @@ class Dialogue:
 
     def _show(self, tick: int, ready: LineReady) -> None:
         ask = ready.ask
+        if ready.origin == "refusal":
+            # The worker's semantic layer refused the player's words: take them back.
+            self._heard.pop(ask.npc_id, None)
+            self.memories.of(ask.npc_id).forget(PLAYER_SPEAKER, ask.player_text)
+            self._refuse(tick, ask.npc_id)
+            return
         chat = ask.trigger is Trigger.CHAT
         ttl = self._chat_bubble_ticks if chat else self._bubble_ticks
         shown_as: BubbleKind = (

@@ -60,6 +60,8 @@ class NpcSpec:
         default_factory=lambda: MappingProxyType({}), hash=False, compare=False
     )
     """Greetings and farewells for when the villager is wary of the traveller."""
+    refusals: tuple[str, ...] = ()
+    """What the villager says, in their own voice, to player text the content filter refuses."""
 
     @property
     def templates(self) -> Mapping[Trigger, tuple[str, ...]]:
@@ -123,6 +125,7 @@ def parse_cast(raw: Mapping[str, object], path: Path) -> Cast:
                 openers=_openers(r, table, where),
                 facts=_facts(r, table.get("facts", []), f"{where}.facts"),
                 cold_lines=_cold_lines(r, table, where),
+                refusals=_refusals(r, table, where),
             )
         )
     return Cast(tuple(specs), _facts(r, raw.get("fact", []), "fact"))
@@ -162,6 +165,20 @@ def _facts(r: Reader, value: object, where: str) -> tuple[Fact, ...]:
         topic = r.text(table, "topic", place, default="").strip()
         out.append(Fact(words, r.text(table, "text", place), topic))
     return tuple(out)
+
+
+def _refusals(r: Reader, table: Mapping[str, object], where: str) -> tuple[str, ...]:
+    """Optional refusals; when given, at least two, so the same words do not repeat."""
+    if "refusals" not in table:
+        return ()
+    place = f"{where}.refusals"
+    values = r.items(table["refusals"], place)
+    if len(values) < MIN_LINES_PER_TRIGGER:
+        raise r.fail(place, f"needs at least {MIN_LINES_PER_TRIGGER} lines, got {len(values)}")
+    for j, line in enumerate(values):
+        if not isinstance(line, str) or not line.strip() or "{" in line:
+            raise r.fail(f"{place}[{j}]", f"expected a plain non-empty line, got {line!r}")
+    return tuple(line.strip() for line in values)
 
 
 COLD_TRIGGERS = (Trigger.GREET, Trigger.FAREWELL)

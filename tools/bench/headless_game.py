@@ -21,13 +21,10 @@ if str(ROOT) not in sys.path:
 
 from ai import build_router  # noqa: E402
 from game.__main__ import parse_args  # noqa: E402
-from ai import AiConfig, Backend, FallbackSource  # noqa: E402
 from game.app import RuntimeFactory, run  # noqa: E402
-from tools.peers.back_to_back import LineRuntimeWithQueue, busy  # noqa: E402
+from tools.peers.back_to_back import QueuedFactory, busy  # noqa: E402
 from tools.peers.plain_runtime import plain_runtime  # noqa: E402
 
-
-QueuedFactory = Callable[[AiConfig, Backend, FallbackSource], LineRuntimeWithQueue]
 
 
 def main(argv: list[str] | None = None) -> int:

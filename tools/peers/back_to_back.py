@@ -7,7 +7,7 @@ when the game asks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -24,6 +24,7 @@ from ai import (
     Priority,
     TierStats,
 )
+from ai.content import ContentFilter
 from ai.events import TERMINAL_EVENTS
 from ai.load_checks import Probe
 
@@ -164,12 +165,38 @@ class BackToBack:
 _IS_A_LINE_RUNTIME: type[LineRuntime] = BackToBack
 
 
-def busy(
-    factory: Callable[[AiConfig, Backend, FallbackSource], LineRuntimeWithQueue],
-) -> Callable[[AiConfig, Backend, FallbackSource], BackToBack]:
+class QueuedFactory(Protocol):
+    """Builds a runtime that reports its queue (``game.app.RuntimeFactory``'s shape)."""
+
+    def __call__(
+        self,
+        config: AiConfig,
+        backend: Backend,
+        fallback: FallbackSource,
+        /,
+        *,
+        content: ContentFilter | None = None,
+    ) -> LineRuntimeWithQueue:
+        """A runtime, not yet started."""
+        ...
+
+
+class _Busy:
+    def __init__(self, factory: QueuedFactory) -> None:
+        self._factory = factory
+
+    def __call__(
+        self,
+        config: AiConfig,
+        backend: Backend,
+        fallback: FallbackSource,
+        /,
+        *,
+        content: ContentFilter | None = None,
+    ) -> BackToBack:
+        return BackToBack(self._factory(config, backend, fallback, content=content))
+
+
+def busy(factory: QueuedFactory) -> _Busy:
     """A runtime factory whose runtime is kept generating back to back."""
-
-    def build(config: AiConfig, backend: Backend, fallback: FallbackSource) -> BackToBack:
-        return BackToBack(factory(config, backend, fallback))
-
-    return build
+    return _Busy(factory)

@@ -45,6 +45,7 @@ from ai import (
     TierStats,
     TokenStreamed,
 )
+from ai.content import ContentFilter
 from ai.fallback import safe_fallback_line
 from ai.hygiene import clean_line, clean_partial, is_garbage
 from ai.line_runtime import poll_until
@@ -349,8 +350,19 @@ class PlainRuntime:
             self._thread.join(2.0)
 
 
-def plain_runtime(config: AiConfig, backend: Backend, fallback: FallbackSource) -> PlainRuntime:
-    """``game.app``'s runtime factory for the plain peer."""
+def plain_runtime(
+    config: AiConfig,
+    backend: Backend,
+    fallback: FallbackSource,
+    /,
+    *,
+    content: ContentFilter | None = None,
+) -> PlainRuntime:
+    """``game.app``'s runtime factory for the plain peer.
+
+    The textbook design shows what the model writes: it runs no content filter.
+    """
+    del content
     return PlainRuntime(config, backend, fallback)
 
 

@@ -121,7 +121,7 @@ def test_backend_error_falls_back(make_runtime: Callable[..., AiRuntime]) -> Non
 
 @pytest.mark.parametrize(
     ("output", "reason"),
-    [("@@@ ###", "garbage"), ("*", "garbage"), ("You darn fool, get out!", "blocked")],
+    [("@@@ ###", "garbage"), ("*", "garbage"), ("You darn fool, get out!", "unfit")],
 )
 def test_rejected_output_falls_back(
     make_runtime: Callable[..., AiRuntime], output: str, reason: str

@@ -17,6 +17,7 @@ import pytest
 
 from ai import GenerationParams, PromptSpec, ScriptedBackend, ScriptedConfig
 from ai.backend import StopCheck
+from ai.content import HiddenStates
 from ai.scripted_backend import Script
 from game.app import build_village
 from game.config.settings import load_settings
@@ -56,8 +57,9 @@ class GatedBackend(ScriptedBackend):
         timings: ScriptedConfig = FAST_TIMINGS,
         script: Script | None = None,
         hold_load: bool = False,
+        hidden: HiddenStates | None = None,
     ) -> None:
-        super().__init__(timings, script)
+        super().__init__(timings, script, hidden=hidden)
         self._cond = threading.Condition()
         self._when: Callable[[PromptSpec], bool] = lambda prompt: False
         self._permits = 0.0

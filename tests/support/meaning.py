@@ -1,0 +1,47 @@
+"""A scripted stand-in for the model's hidden states, for the content filter's semantic layer.
+
+It returns, for each text, the features that make the given classifier score it just
+as ``unfit(text)`` says: far above the threshold, or far below it. What the semantic
+layer then decides is the classifier's own arithmetic; only the model is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ai.content import Classifier
+
+_MARGIN = 8.0
+
+
+class ScriptedMeaning:
+    """Hidden states whose classifier score follows ``unfit``; records what it read."""
+
+    def __init__(self, classifier: Classifier, unfit: Callable[[str], bool]) -> None:
+        self._classifier = classifier
+        self._unfit = unfit
+        self.read: list[str] = []
+        self.closed = False
+
+    @property
+    def layer(self) -> int:
+        """The layer the classifier was trained on."""
+        return self._classifier.layer
+
+    def pooled(self, text: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
+        """Features that put ``text`` on the side of the threshold ``unfit`` names."""
+        self.read.append(text)
+        c = self._classifier
+        weights = c.weights.astype(np.float64)
+        # z = ((f - mean) / scale) . w + bias; choose f along w so that z is what we want.
+        target = _MARGIN if self._unfit(text) else -_MARGIN
+        step = (target - c.bias) / float(weights @ weights)
+        features = c.mean + c.scale * weights * step
+        return features.astype(np.float32)
+
+    def close(self) -> None:
+        """Nothing to free."""
+        self.closed = True
