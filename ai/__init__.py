@@ -41,7 +41,7 @@ from ai.events import (
 )
 from ai.fallback import FallbackSource
 from ai.hygiene import clean_line, find_blocked, is_garbage, sanitize_player_text
-from ai.line_runtime import LineRuntime, SwappableRuntime
+from ai.line_runtime import ConfigurableRuntime, LineRuntime, SwappableRuntime
 from ai.llama_backend import LlamaBackend
 from ai.metrics import AiMetrics, Percentiles, TierStats
 from ai.requests import CandidatePlan, Choice, Exchange, Handle, LineRequest, Priority, PromptSpec
@@ -59,6 +59,7 @@ __all__ = [
     "BreakerConfig",
     "CandidatePlan",
     "Choice",
+    "ConfigurableRuntime",
     "Exchange",
     "FallbackSource",
     "FallbackUsed",

@@ -38,6 +38,10 @@ class CircuitBreaker:
         self.state = BreakerState.CLOSED
         self.times_opened = 0
 
+    def use_config(self, config: BreakerConfig) -> None:
+        """Count failures and cool down by ``config`` from now on; the state is kept."""
+        self._config = config
+
     @property
     def closed(self) -> bool:
         """Whether ordinary requests may go to the tier."""

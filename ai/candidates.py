@@ -83,6 +83,10 @@ class CandidateDraw:
         self._next_deadline = next_deadline
         self._queued = queued
 
+    def use_hygiene(self, hygiene: HygieneConfig) -> None:
+        """Judge the next request's candidates by ``hygiene`` (live settings)."""
+        self._hygiene = hygiene
+
     def run(
         self,
         ticket: Ticket,

@@ -9,7 +9,7 @@ construction, so the rest of the package can trust them.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -354,3 +354,21 @@ class AiConfig:
     remote: RemoteConfig = field(default_factory=RemoteConfig)
     routing: RoutingConfig = field(default_factory=RoutingConfig)
     breaker: BreakerConfig = field(default_factory=BreakerConfig)
+
+    def with_live_settings(self, new: AiConfig) -> AiConfig:
+        """These settings with ``new``'s that can change while the game runs.
+
+        Live: sampling (but the seed, which seeds the model's generator at load), the
+        budgets and the rate limit (not the queue size), hygiene, the filter, routing and
+        the breaker. Kept until the next start: the model, the fake backend's timings,
+        the process settings and the server tier's own settings.
+        """
+        return replace(
+            new,
+            model=self.model,
+            generation=replace(new.generation, seed=self.generation.seed),
+            scheduler=replace(new.scheduler, queue_capacity=self.scheduler.queue_capacity),
+            scripted=self.scripted,
+            runtime=self.runtime,
+            remote=self.remote,
+        )

@@ -22,9 +22,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from ai.config import ModelConfig
+from ai.config import AiConfig, ModelConfig
 from ai.events import AiEvent, LoadProgress, SwapEvent, SwapProgress
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, TierStats
@@ -135,6 +135,20 @@ class SwappableRuntime(LineRuntime, Protocol):
 
     def swap_progress(self) -> SwapProgress:
         """How far a swap has got ("idle" when none runs), for the HUD."""
+        ...
+
+
+@runtime_checkable
+class ConfigurableRuntime(Protocol):
+    """A runtime whose live settings can change while it runs (the router, a runtime).
+
+    The benchmarks' peers need not offer it; the game checks for it before a reload.
+    """
+
+    def reconfigure(self, config: AiConfig) -> None:
+        """Use ``config``'s live settings from the next request on
+        (:meth:`AiConfig.with_live_settings`); the rest stays as it started. Never blocks.
+        """
         ...
 
 

@@ -37,6 +37,10 @@ class BreakerProbes:
         self._sent: dict[LaneKey, tuple[Tier, AiRuntime]] = {}
         self._seq = 0
 
+    def use_timeout(self, timeout_s: float) -> None:
+        """Give the probes sent from now on ``timeout_s``."""
+        self._timeout_s = timeout_s
+
     def send_due(self, tiers: Iterable[Tier], now: float) -> None:
         """Probe each tier whose breaker asks for one now."""
         for tier in tiers:

@@ -47,7 +47,7 @@ from ai.events import (
 )
 from ai.hedging import Hedges
 from ai.legs import LaneKey, Leg, RoutedRequest
-from ai.line_runtime import SwappableRuntime, poll_until
+from ai.line_runtime import ConfigurableRuntime, SwappableRuntime, poll_until
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder, TierStats
 from ai.probes import BreakerProbes
@@ -122,6 +122,24 @@ class Router:
     def swap_progress(self) -> SwapProgress:
         """How far a model swap has got ("idle" when none runs), for the HUD."""
         return self._swaps.progress()
+
+    def reconfigure(self, config: AiConfig) -> None:
+        """Use ``config``'s live settings from now on; never blocks.
+
+        Routing (tiers per class, hedging, latency window) and the breaker apply to the
+        next request; every lane, and a model a swap brings up later, takes the
+        sampling, hygiene, filter and rate limit (see :meth:`AiRuntime.reconfigure`).
+        Which tiers exist, and the server's own settings, stay as they started.
+        """
+        self._routing = config.routing
+        self._breaker_probes.use_timeout(config.breaker.probe_timeout_s)
+        for tier in self._tiers:
+            tier.use_routing(config.routing)
+            if tier.breaker is not None:
+                tier.breaker.use_config(config.breaker)
+            for lane in tier.lanes:
+                lane.reconfigure(config)
+        self._swaps.reconfigure(config)
 
     @property
     def multi_tier(self) -> bool:
@@ -383,3 +401,4 @@ class Router:
 
 # mypy checks here that the router offers every call the game makes, swaps included.
 _IS_A_SWAPPABLE_RUNTIME: type[SwappableRuntime] = Router
+_IS_CONFIGURABLE: type[ConfigurableRuntime] = Router

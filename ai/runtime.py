@@ -42,7 +42,7 @@ from ai.events import (
 )
 from ai.expiry import Expiry
 from ai.fallback import FallbackSource, safe_fallback_line
-from ai.line_runtime import LineRuntime, poll_until
+from ai.line_runtime import ConfigurableRuntime, LineRuntime, poll_until
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder, TierStats
 from ai.requests import Handle, LineRequest
@@ -138,6 +138,19 @@ class AiRuntime:
             self._emit_terminal(
                 running, RequestCancelled(running.handle, running.request, "shutdown")
             )
+
+    def reconfigure(self, config: AiConfig) -> None:
+        """Use ``config``'s live settings from the next request on; never blocks.
+
+        Sampling, hygiene and the filter settings go to the worker as one immutable
+        object, which it adopts before it starts its next request; the rate limit applies
+        to the next submit. What cannot change live stays as it started (see
+        :meth:`AiConfig.with_live_settings`): this lane's model among it.
+        """
+        config = self._config.with_live_settings(config)
+        self._config = config
+        self._rate_limit.seconds = config.scheduler.rate_limit_s
+        self._worker.offered = config
 
     @property
     def stopped(self) -> bool:
@@ -400,3 +413,4 @@ class AiRuntime:
 
 # mypy checks here that a runtime offers every call the game makes.
 _IS_A_LINE_RUNTIME: type[LineRuntime] = AiRuntime
+_IS_CONFIGURABLE: type[ConfigurableRuntime] = AiRuntime

@@ -194,7 +194,8 @@ class RateLimit:
     """
 
     def __init__(self, seconds: float) -> None:
-        self._seconds = seconds
+        self.seconds = seconds
+        """The gap; may change while the game runs (a settings reload)."""
         self._last: dict[tuple[int, Priority], float] = {}
 
     def allows(self, request: LineRequest, now: float) -> bool:
@@ -203,7 +204,7 @@ class RateLimit:
             return True
         key = (request.npc_id, request.priority)
         last = self._last.get(key)
-        if last is not None and now - last < self._seconds:
+        if last is not None and now - last < self.seconds:
             return False
         self._last[key] = now
         return True

@@ -141,6 +141,15 @@ class Swaps:
         """Whether anything needs a look on this poll."""
         return self._swap is not None or bool(self._refused or self._leaving)
 
+    def reconfigure(self, config: AiConfig) -> None:
+        """Give the model a swap brings up ``config``'s live settings (see the router)."""
+        self._config = self._config.with_live_settings(config)
+        swap = self._swap
+        if swap is not None:
+            swap.lane.reconfigure(config)
+        for lane in self._leaving:
+            lane.reconfigure(config)
+
     # -- asking --------------------------------------------------------------
 
     def begin(self, model: ModelConfig, warm_ups: Mapping[str, LineRequest]) -> None:

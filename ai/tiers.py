@@ -76,6 +76,11 @@ class Tier:
         for lane in reversed(self.lanes):
             lane.shutdown()
 
+    def use_routing(self, routing: RoutingConfig) -> None:
+        """Judge latency by ``routing``'s window and sample count from now on."""
+        self._routing = routing
+        self._p95_at = float("-inf")  # recomputed with the new window at the next look
+
     # -- routing -------------------------------------------------------------
 
     def ready(self) -> bool:

@@ -83,6 +83,8 @@ class Worker:
         self._outbox = outbox
         self._clock = clock
         self._default_params = GenerationParams.from_config(config.generation)
+        #: Settings the main thread offers (one attribute rebind); adopted between requests.
+        self.offered = config
         self.running: Ticket | None = None
         self.stopping = False
         self.degraded = False
@@ -232,7 +234,17 @@ class Worker:
                 return ticket
         return None
 
+    def _adopt_offered(self) -> None:
+        """Take the settings the main thread last offered; only this thread reads them."""
+        config = self.offered
+        if config is self._config:
+            return
+        self._config = config
+        self._default_params = GenerationParams.from_config(config.generation)
+        self._candidates.use_hygiene(config.hygiene)
+
     def _serve(self, ticket: Ticket) -> None:
+        self._adopt_offered()
         request = ticket.request
         handle = ticket.handle
         clock = self._clock

@@ -6,6 +6,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
+from pathlib import Path
 from typing import IO, Protocol
 
 from ai import (
@@ -22,8 +23,10 @@ from ai.content import ClassifierError, ContentFilter, WordListError
 from game.assets import AssetError, asset_path
 from game.cli import LOG_LEVELS, Options, fail, setting_overrides
 from game.config.checks import warn_about
+from game.config.live import ConfigReads, LiveSettings
 from game.config.loader import ConfigError
 from game.config.settings import CONFIG_DIR, VILLAGE_ADAPTER_PATH, Settings, load_settings
+from game.config.watch import ConfigWatcher
 from game.core.session import Session
 from game.core.shutdown import StopRequest
 from game.decisions.decider import Decider
@@ -98,7 +101,11 @@ def run(options: Options, runtime_factory: RuntimeFactory = build_router) -> int
     stop = options.stop or StopRequest()
     with ExitStack() as stack:
         try:
-            settings = load_settings(options.config_dir or CONFIG_DIR, setting_overrides(options))
+            config_dir = options.config_dir or CONFIG_DIR
+            overrides = setting_overrides(options)
+            # Made first, so an edit saved while the game starts is taken in too.
+            watcher = ConfigWatcher(config_dir, overrides)
+            settings = load_settings(config_dir, overrides)
             warn_about(settings)
             if options.report is not None:
                 check_writable(options.report)
@@ -115,6 +122,9 @@ def run(options: Options, runtime_factory: RuntimeFactory = build_router) -> int
         except OSError as exc:
             return fail(f"cannot write {exc.filename}: {exc.strerror}")
         stack.callback(village.close)
+        watch_settings(village, settings, watcher, config_dir)
+        watcher.start()
+        stack.callback(watcher.close)
         try:
             autosave = open_save(
                 village,
@@ -231,6 +241,34 @@ def build_village(
         refusals={npc_id: spec.refusals for npc_id, spec in specs.items()},
     )
     return Session(world, dialogue, status, decider=decider)
+
+
+def watch_settings(
+    village: Session, settings: Settings, reads: ConfigReads, config_dir: Path
+) -> LiveSettings:
+    """Take in edits to the config files while ``village`` runs (see ``game.config.live``).
+
+    ``settings`` are the ones it was built with; ``reads`` hands over what the files hold
+    after each edit. Bubble times and player text length reach the dialogue; the AI's
+    live settings, the budgets, the admission and the pacing reach the model line source,
+    and through it the runtime's worker.
+    """
+    source = village.dialogue.source
+    model = source if isinstance(source, ModelLineSource) else None
+
+    def apply(new: Settings) -> None:
+        dialogue = new.game.dialogue
+        village.dialogue.use_settings(
+            ticks(dialogue.bubble_s),
+            ticks(dialogue.chat_bubble_s),
+            new.ai.hygiene.player_text_max_chars,
+        )
+        if model is not None:
+            model.reconfigure(new.ai, dialogue.ai_mode, dialogue.sync_wait_s, dialogue.admission)
+
+    live = LiveSettings(reads, settings, apply, config_dir)
+    village.live_settings = live
+    return live
 
 
 def _topics(specs: Mapping[int, NpcSpec], shared: tuple[Fact, ...]) -> Callable[[int, str], str]:

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
+from game.config.live import LiveSettings
 from game.core.stats import RecentSamples
 from game.decisions.decider import Decider
 from game.dialogue.line_source import SourceStatus
@@ -52,6 +53,8 @@ class Session:
         self.npc_transitions = 0
         self.errands_done = 0
         self.autosave: AfterTick | None = None
+        self.live_settings: LiveSettings | None = None
+        """Takes in edits to the config files while the game runs, when watched."""
         self.notices: list[str] = []
         """One-line messages for the player from setting up (the save could not be used),
         shown by the window when it opens."""
@@ -77,6 +80,8 @@ class Session:
             decider.update(tick)
         if self.autosave is not None:
             self.autosave.after_tick(tick)
+        if self.live_settings is not None:
+            self.live_settings.after_tick(tick)
         self.tick_ms.add((self._clock() - start) * 1000.0)
         for event in events:
             self.events[type(event).__name__] += 1
@@ -84,6 +89,13 @@ class Session:
                 self.npc_transitions += 1
             elif isinstance(event, ErrandCompleted):
                 self.errands_done += 1
+
+    def take_notices(self) -> list[str]:
+        """Messages for the player since the last call: a model swap, a settings reload."""
+        notices = self.ai.take_notices()
+        if self.live_settings is not None:
+            notices += self.live_settings.take_notices()
+        return notices
 
     def last_tick_ms(self) -> float:
         """How long the most recent tick took to process."""

@@ -104,6 +104,11 @@ class GreetingPreparer:
         self._asked_tick: dict[int, int] = {}
         self._keys: dict[int, tuple[object, ...]] = {}
 
+    def use_settings(self, rate_limit_s: float, admission: Admission | None) -> None:
+        """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue)."""
+        self._retry_ticks = ticks(rate_limit_s) + 1
+        self._admission = admission
+
     # -- notice and predict ---------------------------------------------------
 
     def predict(self, tick: int) -> None:

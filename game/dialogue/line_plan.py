@@ -156,6 +156,11 @@ class LinePlanner:
         self._turns: dict[tuple[int, Trigger], int] = {}
         self.style: PromptStyle = "fewshot"
 
+    def use_generation(self, generation: GenerationConfig) -> None:
+        """Plan the lines asked from now on with ``generation``'s candidates and contrast."""
+        self._count = generation.candidates
+        self._contrast = generation.contrast
+
     @property
     def context(self) -> str:
         """The shared prompt prefix of the current style ("" for the village style)."""

@@ -16,7 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from ai import (
+    AiConfig,
     AiEvent,
+    ConfigurableRuntime,
     FallbackUsed,
     LineCompleted,
     LineRequest,
@@ -88,6 +90,9 @@ class ModelLineSource:
     ) -> None:
         self.runtime = runtime
         self.world = world
+        self._planner = planner
+        self._view_half_width = view_half_width
+        self._configured_mode = mode
         self.voice = voice  # the village adapter on and off while the game runs
         timing = timing or Timing()
         self.worker_time = WorkerTime()
@@ -101,7 +106,7 @@ class ModelLineSource:
         self._builder = RequestBuilder(world, personas, planner, memories, scheduler)
         self._templates = templates
         self._async: Pacing = AsyncPacing()
-        self._sync: Pacing = SyncPacing(sync_wait_s)
+        self._sync = SyncPacing(sync_wait_s)
         self._pacing: Pacing = self._sync if mode == "sync" else self._async
         self.checker = Checker(
             world,
@@ -217,6 +222,32 @@ class ModelLineSource:
     def close(self) -> None:
         """Stop the worker."""
         self.runtime.shutdown()
+
+    # -- live settings ------------------------------------------------------------
+
+    def reconfigure(self, ai: AiConfig, mode: str, sync_wait_s: float, admission: str) -> None:
+        """Use settings reloaded while the game runs, from the next ask on.
+
+        The runtime takes the AI's live settings (see ``AiConfig.with_live_settings``);
+        here the budgets, the candidates, the rate limit, the admission and the pacing
+        change. ``mode`` switches async and sync only when the file changed it, so an F5
+        switch stands until then; "off" is not a mode of this source.
+        """
+        if isinstance(self.runtime, ConfigurableRuntime):
+            self.runtime.reconfigure(ai)
+        self._builder.use_budgets(ai.scheduler)
+        self._planner.use_generation(ai.generation)
+        if (admission == "value") != (self.admission is not None):
+            self.admission = (
+                Admission(self.world, self._view_half_width, self.runtime)
+                if admission == "value"
+                else None
+            )
+        self.greetings.use_settings(ai.scheduler.rate_limit_s, self.admission)
+        self._sync.wait_s = sync_wait_s
+        if mode != self._configured_mode and mode in ("async", "sync"):
+            self._configured_mode = mode
+            self._pacing = self._sync if mode == "sync" else self._async
 
     # -- hot swap ---------------------------------------------------------------
 

@@ -39,6 +39,10 @@ class RequestBuilder:
         self._player_id = world.player_status().id
         self._errand_titles: dict[int, str] | None = None
 
+    def use_budgets(self, scheduler: SchedulerConfig) -> None:
+        """Give the requests built from now on ``scheduler``'s deadlines and timeouts."""
+        self._budgets = {priority: scheduler.budget(priority) for priority in Priority}
+
     def snapshot(self, ask: LineAsk, predictive: bool) -> LineSnapshot:
         """The world as this ask sees it, to check the line against later."""
         world = self.world

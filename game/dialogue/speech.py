@@ -94,6 +94,14 @@ class Dialogue:
         self.ai_ms = RecentSamples()
         self._tick_ai_s = 0.0
 
+    def use_settings(
+        self, bubble_ticks: int, chat_bubble_ticks: int, player_text_max_chars: int
+    ) -> None:
+        """Show bubbles shown from now on this long, and cut player text at this length."""
+        self._bubble_ticks = bubble_ticks
+        self._chat_bubble_ticks = chat_bubble_ticks
+        self._player_text_max_chars = player_text_max_chars
+
     def handle_events(self, tick: int, events: Sequence[GameEvent]) -> None:
         """Turn this tick's wishes to speak into asks, and remember what matters."""
         disruptions = self._disruptions

@@ -207,6 +207,14 @@ class GcPauses:
 
 
 @dataclass(frozen=True, slots=True)
+class SettingsReport:
+    """Edits to the config files during the run: applied, and refused (bad files)."""
+
+    reloads: int
+    refused: int
+
+
+@dataclass(frozen=True, slots=True)
 class GcReport:
     """The garbage collector's pauses during the run, by generation."""
 
@@ -244,8 +252,9 @@ class SamplesReport:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HeadlessReport:
-    """Everything one headless run reports. ``decisions`` is None without a decider; the
-    last three are there only with ``--save``, a known launch time and ``--samples``."""
+    """Everything one headless run reports. ``decisions`` is None without a decider;
+    ``save``, ``startup`` and ``samples`` are there only with ``--save``, a known launch
+    time and ``--samples``, and ``settings`` only when the config files were watched."""
 
     version: int = REPORT_VERSION
     scenario: str
@@ -271,6 +280,7 @@ class HeadlessReport:
     save: SaveReport | None = field(default=None, metadata=_OMIT_IF_NONE)
     startup: StartupReport | None = field(default=None, metadata=_OMIT_IF_NONE)
     samples: SamplesReport | None = field(default=None, metadata=_OMIT_IF_NONE)
+    settings: SettingsReport | None = field(default=None, metadata=_OMIT_IF_NONE)
 
 
 def report_json(part: Any) -> dict[str, Any]:

@@ -108,6 +108,7 @@ def run_headless(
         save=autosave.report() if autosave is not None else None,
         startup=startup,
         samples=_samples(village) if samples else None,
+        settings=village.live_settings.report() if village.live_settings is not None else None,
     )
     print_summary(report)
     if report_path is not None:

@@ -43,7 +43,7 @@ CHEER_S = 3.5
 #: faster than 4 Hz cannot be read anyway. Reading them sorts the metric windows.
 _STATS_REFRESH_S = 0.25
 _NOTICE_S = 8.0
-"""How long a notice from setting up (about the save) stays on screen."""
+"""How long a notice (about the save, a model swap, a settings reload) stays on screen."""
 
 
 class GameWindow:
@@ -151,8 +151,9 @@ class GameWindow:
         self.village.step(intent)
         self.prev, self.curr = self.curr, self.village.world.snapshot()
         self.chat.update()
-        for notice in self.village.ai.take_notices():  # a model swap done or refused
-            self._say(notice)
+        notices = self.village.take_notices()  # a model swap, a settings reload
+        if notices:
+            self._say("  ".join(notices), _NOTICE_S)
         self._cheer_finished_errands()
 
     def _cheer_finished_errands(self) -> None:
@@ -292,8 +293,8 @@ class GameWindow:
         sx, sy = self.renderer.camera.world_to_screen(player.x, player.y + 40.0)
         return math.atan2(sy - pos[1], abs(pos[0] - sx) + 1e-6)
 
-    def _say(self, text: str) -> None:
-        self.toast, self.toast_until = text, self.now() + 2.5
+    def _say(self, text: str, seconds: float = 2.5) -> None:
+        self.toast, self.toast_until = text, self.now() + seconds
 
 
 def run_window(

@@ -12,8 +12,11 @@ import pygame
 import pytest
 
 from game.__main__ import main
-from game.app import build_village
+from game.app import build_village, watch_settings
+from game.config.live import EVERY_TICKS
 from game.config.settings import CONFIG_DIR, load_settings
+from game.config.watch import ConfigRead, SettingsRefused
+from game.sim.player import PlayerIntent
 from game.ui.window import GameWindow
 
 
@@ -173,3 +176,22 @@ def test_the_hud_names_the_mode_and_reads_ai_figures_at_most_4_times_a_second(
     assert len(calls) == 1
     assert all(("rows", "1") in view.ai_stats for view in views)
     assert views[-1].frame_ms == tuple(window.frame_ms)
+
+
+class _OneBadRead:
+    """Hands the session one refused read of the config files, then nothing."""
+
+    def __init__(self) -> None:
+        self.reads: list[ConfigRead] = [SettingsRefused(f"{CONFIG_DIR}/ai.toml: not valid TOML")]
+
+    def take(self) -> list[ConfigRead]:
+        reads, self.reads = self.reads, []
+        return reads
+
+
+def test_a_refused_settings_reload_shows_as_a_toast(window: GameWindow) -> None:
+    settings = load_settings(CONFIG_DIR, ('game.dialogue.ai_mode="off"',))
+    watch_settings(window.village, settings, _OneBadRead(), CONFIG_DIR)
+    for _ in range(EVERY_TICKS):
+        window.step(PlayerIntent())
+    assert window._hud().toast == "Settings not reloaded: ai.toml: not valid TOML"
