@@ -239,9 +239,12 @@ class Worker:
         config = self.offered
         if config is self._config:
             return
-        self._config = config
+        old, self._config = self._config, config
         self._default_params = GenerationParams.from_config(config.generation)
         self._candidates.use_hygiene(config.hygiene)
+        if config.filter != old.filter or config.hygiene.blocklist != old.hygiene.blocklist:
+            screen = self.screen
+            screen.content = screen.content.reconfigured(config.filter, config.hygiene.blocklist)
 
     def _serve(self, ticket: Ticket) -> None:
         self._adopt_offered()

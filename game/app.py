@@ -264,7 +264,13 @@ def watch_settings(
             new.ai.hygiene.player_text_max_chars,
         )
         if model is not None:
-            model.reconfigure(new.ai, dialogue.ai_mode, dialogue.sync_wait_s, dialogue.admission)
+            model.reconfigure(
+                new.ai,
+                dialogue.ai_mode,
+                dialogue.sync_wait_s,
+                dialogue.admission,
+                dialogue.greet_ahead,
+            )
 
     live = LiveSettings(reads, settings, apply, config_dir)
     village.live_settings = live

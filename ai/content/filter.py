@@ -53,11 +53,24 @@ class ContentFilter:
     """Layered content checks for model lines and player text."""
 
     def __init__(
-        self, config: FilterConfig, words: WordList, classifier: Classifier | None = None
+        self,
+        config: FilterConfig,
+        words: WordList,
+        classifier: Classifier | None = None,
+        shipped: WordList | None = None,
     ) -> None:
         self.config = config
         self.words = words
         self.classifier = classifier
+        #: The shipped list alone, without the config's own entries (``words`` has both).
+        self.shipped = shipped
+
+    def reconfigured(self, config: FilterConfig, extra_words: Sequence[str]) -> ContentFilter:
+        """This filter under settings changed while the game runs: the same shipped list
+        and classifier, the config's new switches and its new word entries."""
+        extra = WordList.from_entries(list(extra_words), "hygiene.blocklist")
+        words = extra if self.shipped is None else _merged(self.shipped, extra)
+        return ContentFilter(config, words, self.classifier, self.shipped)
 
     @classmethod
     def load(
@@ -72,20 +85,14 @@ class ContentFilter:
         Raises :class:`~ai.content.words.WordListError` or
         :class:`~ai.content.meaning.ClassifierError` naming the file at fault.
         """
-        words = WordList.load(words_path)
+        shipped = WordList.load(words_path)
+        words = shipped
         if extra_words:
-            extra = WordList.from_entries(list(extra_words), "hygiene.blocklist")
-            words = WordList(
-                extra.words | words.words,
-                extra.hashes | words.hashes,
-                (*words.phrases, *extra.phrases),
-                words.source,
-                words.allowed | extra.allowed,
-            )
+            words = _merged(shipped, WordList.from_entries(list(extra_words), "hygiene.blocklist"))
         classifier = None
         if classifier_path is not None and config.meaning:
             classifier = Classifier.load(classifier_path)
-        return cls(config, words, classifier)
+        return cls(config, words, classifier, shipped)
 
     def check_words(self, text: str) -> ContentVerdict:
         """Layer 1 on a finished text (any thread)."""
@@ -153,3 +160,14 @@ class ContentFilter:
         if not verdict.ok or verdict.layer is None:
             return verdict
         return self.check_meaning(text, states)
+
+
+def _merged(words: WordList, extra: WordList) -> WordList:
+    """One list of ``words`` and ``extra``'s entries (``words`` names the source)."""
+    return WordList(
+        extra.words | words.words,
+        extra.hashes | words.hashes,
+        (*words.phrases, *extra.phrases),
+        words.source,
+        words.allowed | extra.allowed,
+    )

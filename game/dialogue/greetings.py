@@ -5,10 +5,11 @@ reach. For each confident prediction worth the worker's time (``admission``) a g
 is asked for at once, at predictive priority, and kept with its snapshot when it
 arrives. While the worker has nothing else to do, the nearest villager in view who has
 no greeting ready gets one ahead of any approach, at ambient priority, so that any
-other line goes first. When the greeting's trigger fires the prepared line is shown in the same tick
-if it still fits the world; if none is ready, the caller shows a template line in that
-tick, and a request still in flight is cancelled and counted late: a greeting is never
-late. A prediction that is withdrawn cancels its request; a line nobody needs expires;
+other line goes first. When a villager greets the player, their farewell is asked for
+the same way, and kept for the moment the player walks off. When the greeting's
+trigger fires the prepared line is shown in the same tick if it still fits the world;
+if none is ready, the caller shows a template line in that tick, and a request still in
+flight is cancelled and counted late: a greeting is never late. A prediction that is withdrawn cancels its request; a line nobody needs expires;
 a line that a hit or a fall has made wrong, or that was written before the villager's
 attitude, errand or memories changed, is dropped. Every outcome is counted.
 """
@@ -53,6 +54,8 @@ class PreparedLine:
 
 #: The chance given to a greeting prepared ahead of any approach: most are used, later.
 _AHEAD_CHANCE = 0.3
+#: ... and to a farewell asked as the villager greets: the player leaves sooner or later.
+_PARTING_CHANCE = 0.6
 
 
 class GreetingPreparer:
@@ -103,6 +106,9 @@ class GreetingPreparer:
         """Whether the idle worker writes greetings ahead of any approach."""
         self._asked_tick: dict[int, int] = {}
         self._keys: dict[int, tuple[object, ...]] = {}
+        self.partings: dict[int, PreparedLine] = {}
+        """Farewells written while the player is with the villager, for when they leave."""
+        self.parting_outcomes: Counter[str] = Counter()
 
     def use_settings(self, rate_limit_s: float, admission: Admission | None) -> None:
         """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue)."""
@@ -153,7 +159,30 @@ class GreetingPreparer:
         self._records.remove(record.handle)
         self._keys.pop(record.handle.id, None)
         self._worker_time.settle(record.handle.id, outcome)
-        self.outcomes[outcome] += 1
+        self._outcomes_of(record.kind)[outcome] += 1
+
+    def _outcomes_of(self, kind: LineKind) -> Counter[str]:
+        return self.parting_outcomes if kind is LineKind.PARTING else self.outcomes
+
+    def _ask_parting(self, greeting: LineAsk) -> None:
+        """The villager has just greeted: write their farewell while the player stays."""
+        npc_id = greeting.npc_id
+        admission = self._admission
+        if (
+            admission is None
+            or not self.ahead_enabled
+            or npc_id in self.partings
+            or self._records.prediction_for(npc_id, LineKind.PARTING) is not None
+        ):
+            return
+        ask = LineAsk(greeting.tick, npc_id, Trigger.FAREWELL, greeting.listener_id)
+        request = self._builder.request(ask, True, priority=Priority.AMBIENT)
+        cost = admission.cost_s(request)
+        request = replace(request, value=value(Trigger.FAREWELL, _PARTING_CHANCE, cost))
+        handle = self._runtime.submit(request)
+        self._records.add(LineRecord(LineKind.PARTING, handle, request, ask=None))
+        self._keys[handle.id] = self._builder.situation_key(npc_id)
+        self.parting_outcomes["issued"] += 1
 
     def _ask(self, tick: int, npc_id: int, player_id: int, eta_s: float | None) -> None:
         """Ask for a greeting: for a predicted encounter ``eta_s`` away, or ahead (None)."""
@@ -191,19 +220,23 @@ class GreetingPreparer:
         A disrupted line goes at once, so that a fresh one can be asked for while the
         player is still on the way.
         """
-        for npc_id, line in list(self.ready.items()):
-            if (
-                self._disruptions.last(npc_id) >= line.snapshot.tick
-                or self._builder.situation_key(npc_id) != line.key
-            ):
-                del self.ready[npc_id]
-                self._checker.stale["topic_changed"] += 1
-                self.outcomes["stale"] += 1
-                self._worker_time.settle(line.request_id, "rejected")
-            elif tick > line.expires_tick:
-                del self.ready[npc_id]
-                self.outcomes["expired"] += 1
-                self._worker_time.settle(line.request_id, "expired")
+        for lines, outcomes in (
+            (self.ready, self.outcomes),
+            (self.partings, self.parting_outcomes),
+        ):
+            for npc_id, line in list(lines.items()):
+                if (
+                    self._disruptions.last(npc_id) >= line.snapshot.tick
+                    or self._builder.situation_key(npc_id) != line.key
+                ):
+                    del lines[npc_id]
+                    self._checker.stale["topic_changed"] += 1
+                    outcomes["stale"] += 1
+                    self._worker_time.settle(line.request_id, "rejected")
+                elif tick > line.expires_tick:
+                    del lines[npc_id]
+                    outcomes["expired"] += 1
+                    self._worker_time.settle(line.request_id, "expired")
 
     # -- use ------------------------------------------------------------------
 
@@ -214,10 +247,25 @@ class GreetingPreparer:
         tick. A request still in flight would be late: it is cancelled and counted.
         """
         self._predictor.forget(ask.npc_id)
+        self._ask_parting(ask)
         prepared = self.ready.pop(ask.npc_id, None)
         if prepared is not None:
             return self._show(ask, prepared, ask.tick)
         record = self._records.prediction_for(ask.npc_id)
+        if record is not None:
+            self._withdraw(record, "late")
+        return False
+
+    def use_parting(self, ask: LineAsk) -> bool:
+        """The player walks off: show the farewell written while they stayed, if it fits.
+
+        False when there is none, and the caller answers as for any farewell. One still
+        being written would come after the player has gone: it is cancelled, counted late.
+        """
+        prepared = self.partings.pop(ask.npc_id, None)
+        if prepared is not None:
+            return self._show(ask, prepared, ask.tick, self.parting_outcomes)
+        record = self._records.prediction_for(ask.npc_id, LineKind.PARTING)
         if record is not None:
             self._withdraw(record, "late")
         return False
@@ -244,8 +292,9 @@ class GreetingPreparer:
         snapshot = record.snapshot
         request_id = record.handle.id
         key = self._keys.pop(request_id, ())
+        outcomes = self._outcomes_of(record.kind)
         if origin == "fallback":
-            self.outcomes["failed"] += 1
+            outcomes["failed"] += 1
             self._worker_time.settle(request_id, "failed")
             if record.ask is not None and self._checker.reject(snapshot, tick) is None:
                 live = self._checker.live(snapshot)
@@ -256,22 +305,26 @@ class GreetingPreparer:
             expires = snapshot.tick + self._timing.ttl_ticks(Trigger.GREET, predictive=True)
             line = PreparedLine(text, snapshot, expires, tier, request_id, key)
             if key == self._builder.situation_key(record.npc_id):
-                self.ready[record.npc_id] = line
+                lines = self.partings if record.kind is LineKind.PARTING else self.ready
+                lines[record.npc_id] = line
             else:  # written from what the villager no longer feels or remembers
                 self._checker.stale["topic_changed"] += 1
-                self.outcomes["stale"] += 1
+                outcomes["stale"] += 1
                 self._worker_time.settle(request_id, "rejected")
         else:
             self._show(record.ask, PreparedLine(text, snapshot, 0, tier, request_id), tick)
 
-    def _show(self, ask: LineAsk, line: PreparedLine, tick: int) -> bool:
+    def _show(
+        self, ask: LineAsk, line: PreparedLine, tick: int, outcomes: Counter[str] | None = None
+    ) -> bool:
         """Show a prepared line if it still fits the world; count the outcome either way."""
+        outcomes = self.outcomes if outcomes is None else outcomes
         snapshot = line.snapshot
         if self._checker.reject(snapshot, tick) is not None:
-            self.outcomes["stale"] += 1
+            outcomes["stale"] += 1
             self._worker_time.settle(line.request_id, "rejected")
             return False
-        self.outcomes["used"] += 1
+        outcomes["used"] += 1
         self._worker_time.settle(line.request_id, "shown")
         live = self._checker.live(snapshot)
         self._emit(
@@ -294,4 +347,5 @@ class GreetingPreparer:
             in_flight=in_flight,
             ready=len(self.ready),
             ahead=self.ahead,
+            farewells={k: v for k, v in sorted(self.parting_outcomes.items()) if v},
         )

@@ -158,6 +158,13 @@ class ModelLineSource:
                 return
             if self.greetings.use_or_wait(ask):
                 return
+        if (
+            ask.trigger is Trigger.FAREWELL
+            and self.admission is not None
+            and self._pacing.predicts
+            and self.greetings.use_parting(ask)
+        ):
+            return
         request = self._builder.request(ask)
         if self.admission is not None and self._pacing.predicts:
             admitted = self._admit(ask, request)
@@ -225,7 +232,14 @@ class ModelLineSource:
 
     # -- live settings ------------------------------------------------------------
 
-    def reconfigure(self, ai: AiConfig, mode: str, sync_wait_s: float, admission: str) -> None:
+    def reconfigure(
+        self,
+        ai: AiConfig,
+        mode: str,
+        sync_wait_s: float,
+        admission: str,
+        greet_ahead: bool = True,
+    ) -> None:
         """Use settings reloaded while the game runs, from the next ask on.
 
         The runtime takes the AI's live settings (see ``AiConfig.with_live_settings``);
@@ -244,6 +258,7 @@ class ModelLineSource:
                 else None
             )
         self.greetings.use_settings(ai.scheduler.rate_limit_s, self.admission)
+        self.greetings.ahead_enabled = greet_ahead
         self._sync.wait_s = sync_wait_s
         if mode != self._configured_mode and mode in ("async", "sync"):
             self._configured_mode = mode
@@ -345,7 +360,7 @@ class ModelLineSource:
             tier = event.tier if isinstance(event, LineCompleted) else ""
             if tier:
                 self.lines_by_tier[tier] += 1
-            if record.kind is LineKind.PREDICTION:
+            if record.kind in (LineKind.PREDICTION, LineKind.PARTING):
                 origin: LineOrigin = "model" if isinstance(event, LineCompleted) else "fallback"
                 self.greetings.settle(record, event.text, origin, tier, tick)
             elif record.ask is not None:

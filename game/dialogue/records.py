@@ -21,6 +21,7 @@ class LineKind(Enum):
 
     REACTION = "reaction"  # a trigger fired: show the line as soon as it fits
     PREDICTION = "prediction"  # a greeting asked ahead: keep it until its trigger fires
+    PARTING = "parting"  # a farewell asked when the greeting was said: kept the same way
     CHAT = "chat"  # a reply to the player: streamed into its bubble token by token
 
 
@@ -89,10 +90,12 @@ class LineRecords:
         """Every record of one kind (a snapshot of the table: safe to remove while looping)."""
         return iter([r for r in self._by_handle.values() if r.kind is kind])
 
-    def prediction_for(self, npc_id: int) -> LineRecord | None:
-        """The villager's greeting request in flight, if any."""
+    def prediction_for(
+        self, npc_id: int, kind: LineKind = LineKind.PREDICTION
+    ) -> LineRecord | None:
+        """The villager's greeting (or ``kind``) request in flight, if any."""
         for record in self._by_handle.values():
-            if record.kind is LineKind.PREDICTION and record.npc_id == npc_id:
+            if record.kind is kind and record.npc_id == npc_id:
                 return record
         return None
 

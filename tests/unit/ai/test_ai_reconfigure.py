@@ -86,7 +86,7 @@ def test_sampling_and_blocklist_reach_the_next_request(
     )
     event = _ended(router, "after")
     assert isinstance(event, LineFailed)
-    assert event.reason == "blocked"
+    assert event.reason == "unfit"
     assert backend.params[-1].temperature == 0.2
     assert backend.params[-1].top_k == 7
 
