@@ -75,13 +75,15 @@ class OptionFinder:
         self._zones = tuple(zones.values())
         self.cast_of: dict[int, str] = {}
         first: dict[str, int] = {}
+        self.labels = {spec.id: f"{spec.name} the {spec.role}" for spec in world.cast.npcs}
         for npc_id in world.npc_ids():
             spec = world.npc_spec(npc_id)
             if spec is not None:
                 self.cast_of[npc_id] = spec.id
                 first.setdefault(spec.id, npc_id)
+                # A crowd's extra villagers ("baker#2") are not in the cast file.
+                self.labels.setdefault(spec.id, f"{spec.name} the {spec.role}")
         self._entity_of_cast = first
-        self.labels = {spec.id: f"{spec.name} the {spec.role}" for spec in world.cast.npcs}
 
     def place_x(self, name: str) -> float | None:
         """Where a place is along the street."""

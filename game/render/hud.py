@@ -94,9 +94,13 @@ class Hud:
         if hud.show_graph:
             y = self._draw_graph(surface, hud.frame_ms, y + 6)
             self._draw_stats(surface, self._stats, y + 6)
-        if hud.load is not None and hud.load.state == "loading":
-            self._draw_loading(surface, hud.load)
         self._draw_errands(surface, world)
+        hint_shown = bool(hud.hint) and hud.hint_alpha > 0.0 and not hud.paused
+        if hint_shown:
+            self._draw_hint(surface, hud.hint, hud.hint_alpha)
+        if hud.load is not None and hud.load.state == "loading":
+            # After the panels at the top, so it can keep clear of them.
+            self._draw_loading(surface, hud.load)
         bottom = surface.get_height() - MARGIN
         if hud.chat is not None:
             bottom = self._draw_chat(surface, hud.chat, time) - 8
@@ -104,8 +108,6 @@ class Hud:
             self._draw_toast(surface, hud.toast, bottom)
         if hud.cheers:
             self._draw_cheer(surface, hud.cheers[-1])
-        if hud.hint and hud.hint_alpha > 0.0 and not hud.paused:
-            self._draw_hint(surface, hud.hint, hud.hint_alpha)
         if hud.show_help:
             self._draw_help(surface)
 
@@ -211,16 +213,29 @@ class Hud:
         stage = self._text.render(load.stage or "starting", SMALL, HUD_DIM)
         bar_w, bar_h = 320, 10
         width, height = bar_w + 20, title.get_height() + stage.get_height() + bar_h + 20
-        left = (surface.get_width() - width) // 2
-        self.rects.append(surface.blit(self._panel((width, height)), (left, MARGIN)))
-        surface.blit(title, (left + 10, MARGIN + 5))
-        bar = pygame.Rect(left + 10, MARGIN + 9 + title.get_height(), bar_w, bar_h)
+        box = self._clear_spot(
+            pygame.Rect((surface.get_width() - width) // 2, MARGIN, width, height)
+        )
+        left, top = box.topleft
+        self.rects.append(surface.blit(self._panel((width, height)), box))
+        surface.blit(title, (left + 10, top + 5))
+        bar = pygame.Rect(left + 10, top + 9 + title.get_height(), bar_w, bar_h)
         pygame.draw.rect(surface, (60, 64, 76), bar, border_radius=5)
         if fraction > 0:
             filled = bar.copy()
             filled.width = max(bar_h, round(bar_w * fraction))
             pygame.draw.rect(surface, HUD_GOOD, filled, border_radius=5)
         surface.blit(stage, (left + 10, bar.bottom + 3))
+
+    def _clear_spot(self, box: pygame.Rect) -> pygame.Rect:
+        """``box`` moved down below every panel already drawn that it would cover."""
+        box = box.copy()
+        for _ in range(len(self.rects)):
+            hit = box.collidelist(self.rects)
+            if hit < 0:
+                break
+            box.top = self.rects[hit].bottom + 6
+        return box
 
     def _draw_errands(self, surface: pygame.Surface, world: WorldSnapshot) -> None:
         if not world.errands:
@@ -329,8 +344,6 @@ class Hud:
         big = self._text.render("Paused", TITLE, HUD_TEXT, bold=True)
         hint = self._text.render("↑ / ↓ and Enter, or click  ·  Esc resumes", BODY, HUD_DIM)
         cx, cy = size[0] // 2, size[1] // 2
-        surface.blit(big, big.get_rect(center=(cx, cy - 90)))
-        y = cy - 40
         # Every item as wide as the widest label (in bold, as when chosen), plus a margin.
         width = max(
             [220]
@@ -339,6 +352,18 @@ class Hud:
                 for label in hud.pause_items
             ]
         )
+        item_h = self._text.render("Ag", 22, HUD_TEXT).get_height() + 14
+        items_h = len(hud.pause_items) * (item_h + 10)
+        # One backdrop behind the title, the items and the hint, so none of it is read
+        # against the village.
+        back = pygame.Rect(0, 0, max(width, big.get_width(), hint.get_width()) + 56, 0)
+        back.top = cy - 90 - big.get_height() // 2 - 20
+        back.height = (cy - 40 + items_h + 10 + hint.get_height() // 2 + 22) - back.top
+        back.centerx = cx
+        self.rects.append(surface.blit(self._panel(back.size, 215), back))
+        pygame.draw.rect(surface, (120, 128, 150), back, 2, border_radius=6)
+        surface.blit(big, big.get_rect(center=(cx, cy - 90)))
+        y = cy - 40
         for i, label in enumerate(hud.pause_items):
             chosen = i == hud.pause_choice
             glyphs = self._text.render(label, 22, HUD_TEXT if chosen else HUD_DIM, bold=chosen)

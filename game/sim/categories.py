@@ -33,8 +33,9 @@ PLAYER_GHOST_FILTER = pymunk.ShapeFilter(categories=PLAYER, mask=STATIC | NET | 
 """The player briefly passes through villagers after bumping one, so nobody blocks the street."""
 # Villagers pass each other as if in depth; a crowd that shoves itself jams the street.
 NPC_FILTER = pymunk.ShapeFilter(categories=NPC, mask=STATIC | NET | PLAYER | PROP | HELD)
-NPC_ASIDE_FILTER = pymunk.ShapeFilter(categories=NPC, mask=STATIC | NET | PROP | HELD)
-"""A villager stepping aside (back, in depth) to let the player pass."""
+NPC_ASIDE_FILTER = pymunk.ShapeFilter(categories=NPC, mask=STATIC | NET | PROP)
+"""A villager stepping aside (back, in depth) to let the player pass, or to get down from
+their head: they pass the player and what the player carries."""
 PROP_FILTER = pymunk.ShapeFilter(categories=PROP, mask=STATIC | PLAYER | NPC | PROP | HELD | SENSOR)
 HELD_FILTER = pymunk.ShapeFilter(categories=HELD, mask=STATIC | NPC | PROP | SENSOR)
 NPC_HELD_FILTER = pymunk.ShapeFilter(categories=HELD, mask=SENSOR)

@@ -62,6 +62,8 @@ class NpcBrain:
         self.speed = tuning.walk_speed
         self.facing = 1
         self.engaged = False
+        self.fall_side = 0
+        """Which way a blow knocks the villager over (+1 right, -1 left, 0 as they lean)."""
         self._inbox: list[Stimulus] = []
         self._hits: list[int] = []
         self._greet_ready = 0
@@ -178,10 +180,7 @@ class NpcBrain:
         self._x = p.x
 
         if self.state not in DOWN and p.tilt > t.knockdown_tilt:
-            self._inbox.clear()
-            self._go(NpcState.KNOCKED_DOWN, tick, events)
-            events.append(NpcKnockedDown(tick, self.npc_id))
-            self.goal_x = None
+            self._knock_down(tick, 0, events)
             return events
         if self.state is NpcState.KNOCKED_DOWN:
             self._inbox.clear()
@@ -213,6 +212,10 @@ class NpcBrain:
             return  # walked into a ball on the way: carry on
         if stim.source_x is not None:
             self.facing = 1 if stim.source_x >= p.x else -1
+        if stim.kind is StimulusKind.HIT and stim.impulse >= t.knockdown_impulse:
+            source = stim.source_x if stim.source_x is not None else p.x
+            self._knock_down(p.tick, 1 if p.x >= source else -1, events)
+            return
         if stim.kind is StimulusKind.HIT:
             self._hits = [h for h in self._hits if p.tick - h <= t.hit_memory] + [p.tick]
             hard = stim.impulse >= t.flee_impulse or len(self._hits) >= t.flee_repeat_hits
@@ -243,6 +246,14 @@ class NpcBrain:
         else:
             self._go(NpcState.REACT, p.tick, events)
             self._say(p.tick, Trigger.ERRAND_DONE, self.player_id, stim.refs, events)
+
+    def _knock_down(self, tick: int, side: int, events: list[GameEvent]) -> None:
+        """Fall over (towards ``side``, or as the body leans when 0) and lie there a while."""
+        self._inbox.clear()
+        self.fall_side = side
+        self._go(NpcState.KNOCKED_DOWN, tick, events)
+        events.append(NpcKnockedDown(tick, self.npc_id))
+        self.goal_x = None
 
     def _behave(self, p: Percept, in_state: int, events: list[GameEvent]) -> None:
         t = self.tuning

@@ -26,7 +26,8 @@ class Tuning:
     hit_memory: int = 300
     down_ticks: int = 120
     knockdown_tilt: float = 1.05
-    upright_tilt: float = 0.2
+    knockdown_impulse: float = 2000.0
+    upright_tilt: float = 0.1
     arrive_eps: float = 14.0
     walk_speed: float = 80.0
     run_speed: float = 190.0

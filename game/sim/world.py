@@ -145,6 +145,7 @@ class World:
         self.player.find_candidates(self.space, self._prop_by_shape, intent.cycle)
         for villager in self.villagers:
             villager.sense()
+        self._keep_off_player(tick)
         self._rules.resolve_contacts(tick, self._log, events)
         self._rules.resolve_flights(tick, events)
         self._rules.check_stacks(tick, events)
@@ -178,6 +179,21 @@ class World:
                 v.step_aside(tick)
             elif v.aside:
                 v.step_back_in(tick, abs(v.x - px) > (PLAYER_W + NPC_W) / 2 + 4.0)
+
+    def _keep_off_player(self, tick: int) -> None:
+        """A villager who landed on the player's head (or what they carry) gets down."""
+        player = self.player
+        px, py = player.body.position
+        load = player.carrying
+        for v in self.villagers:
+            if not v.brain.conscious or abs(v.x - px) > PLAYER_W + NPC_W:
+                continue
+            if v.rests_on(px, py + PLAYER_H / 2, PLAYER_W / 2):
+                v.slide_off(px, tick)
+            elif load is not None:
+                lx, ly = load.body.position
+                if v.rests_on(lx, ly + load.kind.h / 2, load.kind.w / 2):
+                    v.slide_off(lx, tick)
 
     def _think(self, tick: int, events: list[GameEvent]) -> None:
         px, py = self.player.body.position

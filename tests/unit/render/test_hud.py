@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import pygame
 import pytest
@@ -103,3 +104,31 @@ def test_a_sunken_basket_shows_in_the_ground(level: LevelView) -> None:
     layer = build_level_layer(with_basket, 1.0, TextCache())
     assert tuple(plain.get_at(below_ground))[:3] == EARTH
     assert tuple(layer.get_at(below_ground))[:3] != EARTH
+
+
+def test_the_loading_panel_keeps_clear_of_the_hint_and_the_errands(
+    screen: pygame.Surface, make_world: Callable[..., WorldSnapshot]
+) -> None:
+    world = make_world()
+    assert world.errands
+    hud = Hud(TextCache())
+    load = LoadView(0.5, "loading model", "loading")
+    view = HudView(fps=60, tick_ms=1.0, mode="async", load=load, hint="F1: help", hint_alpha=1.0)
+    for width in (1280, 800):
+        surface = pygame.Surface((width, 720))
+        hud.draw(surface, view, world, 1.0)
+        panel = hud.rects[-1]  # the loading panel is drawn last
+        others = hud.rects[:-1]
+        assert len(others) == 3  # status, errands, hint
+        assert panel.collidelist(others) == -1, (width, panel, others)
+
+
+def test_the_pause_menu_has_a_backdrop_behind_its_text(screen: pygame.Surface) -> None:
+    hud = Hud(TextCache())
+    view = HudView(fps=60, tick_ms=1.0, paused=True, pause_items=("Resume", "Quit"))
+    hud.draw(screen, view, EMPTY, 1.0)
+    backdrop = hud.rects[0]
+    assert len(hud.menu_rects) == 2
+    for item in hud.menu_rects:
+        assert backdrop.contains(item)
+    assert backdrop.top < screen.get_height() // 2 - 90 - 20  # the title sits on it too

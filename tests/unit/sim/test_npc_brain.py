@@ -95,12 +95,25 @@ def test_light_hit_reacts_with_a_hit_line_about_the_prop() -> None:
 
 def test_hard_hit_flees_away_from_the_source() -> None:
     brain = make_brain()
-    brain.notify(Stimulus(StimulusKind.HIT, (42,), TUNING.flee_impulse * 2, True, 0.0))
+    hard = (TUNING.flee_impulse + TUNING.knockdown_impulse) / 2
+    brain.notify(Stimulus(StimulusKind.HIT, (42,), hard, True, 0.0))
     brain.think(percept(1))
     assert brain.state is NpcState.FLEE
     assert brain.goal_x is not None
     assert brain.goal_x > 100.0
     assert brain.speed == TUNING.run_speed
+
+
+def test_a_blow_past_the_knockdown_impulse_knocks_down_away_from_its_source() -> None:
+    brain = make_brain()
+    brain.notify(Stimulus(StimulusKind.HIT, (42,), TUNING.knockdown_impulse, True, 0.0))
+    events = brain.think(percept(1))
+    assert brain.state is NpcState.KNOCKED_DOWN
+    assert NpcKnockedDown(1, NPC) in events
+    assert speech(events, Trigger.HIT) == []
+    # The blow came from x=0, left of the villager: they fall to the right.
+    assert brain.fall_side == 1
+    assert brain.goal_x is None
 
 
 def test_repeated_hits_flee() -> None:

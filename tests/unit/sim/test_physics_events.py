@@ -5,7 +5,9 @@ from __future__ import annotations
 from game.sim.cast import Cast
 from game.sim.events import NpcGotUp, NpcKnockedDown, PlayerBumpedNpc, PropHitNpc, PropLandedNear
 from game.sim.level import Level
+from game.sim.npc_states import NpcState
 from game.sim.player import PlayerIntent
+from game.sim.senses import Stimulus, StimulusKind
 from game.sim.villager import RIGHTING_TIMEOUT
 from game.sim.world import World
 
@@ -64,20 +66,44 @@ def test_player_walking_into_a_villager_bumps_them(level: Level, cast: Cast) -> 
     assert len(bumps) <= 2
 
 
-def test_hard_spin_knocks_a_villager_down_and_they_get_up(level: Level, cast: Cast) -> None:
+def test_a_crate_dropped_from_high_up_knocks_a_villager_down_and_they_get_up(
+    level: Level, cast: Cast
+) -> None:
     world = World(level, cast, seed=3)
-    npc_id = villager_id(world, "elder")
+    npc_id = villager_id(world, "baker")
     villager = next(v for v in world.villagers if v.id == npc_id)
-    villager.body.angular_velocity = 20.0
-    events = [e for _ in range(600) for e in world.step(STILL)]
+    crate = next(p for p in world.props if p.kind.name == "crate")
+    # A little to the left of their middle, so the blow comes from the left.
+    crate.body.position = (villager.x - 10.0, villager.y + 300.0)
+    crate.body.velocity = (0.0, 0.0)
+    events: list[object] = []
+    lean = 0.0
+    for _ in range(600):
+        events += world.step(STILL)
+        if villager.brain.state is NpcState.KNOCKED_DOWN:
+            lean = max(lean, abs(villager.angle))
     down = [e for e in events if isinstance(e, NpcKnockedDown) and e.npc_id == npc_id]
     up = [e for e in events if isinstance(e, NpcGotUp) and e.npc_id == npc_id]
-    assert down, "spinning villager was not knocked down"
+    assert down, "a crate from 300 units up did not knock the baker down"
+    assert lean > 1.2, "knocked down but never fell over"
     assert up
     assert up[0].tick > down[0].tick
     status = world.npc(npc_id)
     assert status is not None
     assert status.conscious
+    assert villager.standing
+
+
+def test_a_light_blow_does_not_tip_a_villager(level: Level, cast: Cast) -> None:
+    world = World(level, cast, seed=3)
+    villager = next(v for v in world.villagers if v.spec.role == "baker")
+    crate = next(p for p in world.props if p.kind.name == "crate")
+    crate.body.position = (villager.x - 40.0, villager.y + 10.0)
+    crate.body.velocity = (600.0, 0.0)
+    events = [e for _ in range(120) for e in world.step(STILL)]
+    assert any(isinstance(e, PropHitNpc) for e in events)
+    assert not any(isinstance(e, NpcKnockedDown) for e in events)
+    assert abs(villager.angle) < 0.05
 
 
 def test_thrown_prop_near_a_villager_hits_or_lands_near(level: Level, cast: Cast) -> None:
@@ -109,9 +135,11 @@ def test_every_knocked_down_villager_gets_up_within_a_bounded_time(
     level: Level, cast: Cast
 ) -> None:
     world = World(level, cast, seed=5)
+    blow = world._tuning.knockdown_impulse
     for i, villager in enumerate(world.villagers):
-        villager.body.angular_velocity = 18.0 + 3.0 * i
-        villager.body.velocity = (150.0 * (-1) ** i, 300.0)
+        side = (-1) ** i
+        villager.brain.notify(Stimulus(StimulusKind.HIT, (), blow, False, villager.x - side))
+        villager.body.velocity = (150.0 * side, 300.0)
     down: dict[int, int] = {}
     up: dict[int, int] = {}
     for _ in range(600):
@@ -128,6 +156,7 @@ def test_every_knocked_down_villager_gets_up_within_a_bounded_time(
     for villager in world.villagers:
         assert abs(villager.angle) < 0.3, (villager.spec.name, villager.angle)
         assert villager.brain.conscious
+        assert villager.standing
 
 
 def test_a_villager_in_the_way_steps_aside_and_the_player_gets_past(

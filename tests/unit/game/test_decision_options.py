@@ -1,0 +1,22 @@
+"""The options a villager can choose from, in a village with a crowd of extra villagers."""
+
+from __future__ import annotations
+
+from game.decisions.options import OptionFinder
+from game.sim.cast import load_cast
+from game.sim.level import load_level
+from game.sim.world import World
+
+
+def test_choices_name_the_crowds_extra_villagers_too() -> None:
+    level = load_level()
+    world = World(level, load_cast(), seed=7, extra_npcs=6)
+    finder = OptionFinder(world, level)
+    extras = [i for i in world.npc_ids() if "#" in finder.cast_of[i]]
+    assert extras
+    for npc_id in world.npc_ids():
+        choices = finder.choices(npc_id)
+        assert finder.cast_of[npc_id] not in choices.villagers
+    extra = world.npc_spec(extras[0])
+    assert extra is not None
+    assert finder.labels[extra.id] == f"{extra.name} the {extra.role}"
