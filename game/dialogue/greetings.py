@@ -9,9 +9,10 @@ other line goes first. When a villager greets the player, their farewell is aske
 the same way, and kept for the moment the player walks off. When the greeting's
 trigger fires the prepared line is shown in the same tick if it still fits the world;
 if none is ready, the caller shows a template line in that tick, and a request still in
-flight is cancelled and counted late: a greeting is never late. A prediction that is withdrawn cancels its request; a line nobody needs expires;
-a line that a hit or a fall has made wrong, or that was written before the villager's
-attitude, errand or memories changed, is dropped. Every outcome is counted.
+flight is cancelled and counted late: a greeting is never late. A prediction that is
+withdrawn cancels its request; a line nobody needs expires; a line that a hit or a fall
+has made wrong, or that was written before the villager's attitude, errand or memories
+changed, is dropped. Every outcome is counted.
 """
 
 from __future__ import annotations

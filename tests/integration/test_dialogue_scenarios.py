@@ -69,7 +69,8 @@ def test_village_greetings_are_prepared_ahead_and_shown_on_time(
     result = audit(log)
     assert result["violations"] == 0, result["by_rule"]
     assert result["checked"] >= 10
-    assert result["origins"].get("prepared", 0) == predictive["used"]
+    farewells = predictive.get("farewells", {}).get("used", 0)
+    assert result["origins"].get("prepared", 0) == predictive["used"] + farewells
     assert result["origins"].get("model", 0) > 0
 
 

@@ -76,6 +76,7 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "greetings_from_model": model_greets,
         "greeting_model_share": round(model_greets / greets, 4) if greets else None,
         "model_share": lines["model_share"],
+        "lines_from_model": _from_model(lines["shown"]),
         "shown_by_trigger": lines["shown_by_trigger"],
         "worker_seconds": worker["seconds"],
         "worker_shown_share": worker["shown_share"],
@@ -86,6 +87,13 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
         "queue_wait_ms": ai["queue_wait_ms"],
         "predictive": ai["predictive"],
     }
+
+
+def _from_model(shown: dict[str, int]) -> float | None:
+    """The share of every shown line (all triggers) that the model wrote."""
+    total = sum(shown.values())
+    model = shown.get("model", 0) + shown.get("prepared", 0)
+    return round(model / total, 4) if total else None
 
 
 def main() -> None:
@@ -108,6 +116,7 @@ def main() -> None:
                 print(
                     f"{scenario:11s} {arm:5s} greetings {r['greetings_within_1_tick']}/"
                     f"{r['greetings']} in 1 tick, model {r['greeting_model_share']}, "
+                    f"all lines from the model {r['lines_from_model']}, "
                     f"worker on shown {r['worker_shown_share']:.0%}, "
                     f"tick p99 {r['tick_ms_p99']:.2f} ms",
                     file=sys.stderr,

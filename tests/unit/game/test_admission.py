@@ -16,6 +16,7 @@ from game.dialogue.line_source import LineAsk
 from game.sim.events import Trigger
 from tests.unit.game.conftest import (
     LEFT,
+    RIGHT,
     STAY,
     GatedBackend,
     Tap,
@@ -211,3 +212,22 @@ def test_a_greeting_written_before_the_villager_learned_something_is_dropped(
     # A new one is written from what she knows now.
     walk(village, STAY, 300, until=lambda: marta in source.greetings.ready)
     assert source.greetings.ready[marta].key[2] == ("the traveller asked them about the bakery",)
+
+
+def test_a_farewell_written_while_the_player_stays_is_said_as_they_walk_off(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    village = make_village()
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    marta = npc_named(village, "Marta")
+    walk(village, LEFT, 300, until=lambda: tap.asked(marta, Trigger.GREET))
+    walk(village, STAY, 120, until=lambda: marta in source.greetings.partings)
+    assert source.greetings.report().farewells["issued"] >= 1
+
+    walk(village, RIGHT, 600, until=lambda: tap.asked(marta, Trigger.FAREWELL))
+    ask = tap.asked(marta, Trigger.FAREWELL)
+    assert ask is not None
+    said = [(t, r) for t, r in tap.ready(marta) if r.ask.trigger is Trigger.FAREWELL]
+    assert [(r.origin, t) for t, r in said] == [("prepared", ask.tick)]
+    assert source.greetings.report().farewells["used"] == 1

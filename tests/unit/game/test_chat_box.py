@@ -12,6 +12,7 @@ from game.sim.level import load_level
 from game.sim.npc_states import NpcState
 from game.sim.orders import ActionKind, Order
 from game.sim.player import PlayerIntent
+from game.sim.senses import Stimulus, StimulusKind
 from game.sim.world import World
 from game.ui.chat_box import NOBODY_NEAR, NOTICE_TICKS, PREPARE_EVERY_TICKS, ChatBox
 
@@ -131,7 +132,9 @@ def test_a_villager_knocked_down_ends_the_chat(world: World) -> None:
     stand_by(world, "baker")
     box = ChatBox(world, Speech())
     assert box.open()
-    villager(world, "baker").body.angular_velocity = 25.0
+    baker = villager(world, "baker")
+    blow = world._tuning.knockdown_impulse
+    baker.brain.notify(Stimulus(StimulusKind.HIT, (), blow, False, baker.x - 1.0))
     for _ in range(60):
         world.step(STAY)
         box.update()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ai import GenerationParams, LineRequest, PromptSpec, ScriptedBackend
+from ai import GenerationParams, LineRequest, Priority, PromptSpec, ScriptedBackend
 from ai.backend import StopCheck
 from game.app import build_village, watch_settings
 from game.config.live import EVERY_TICKS, LiveSettings
@@ -130,10 +130,16 @@ def test_a_temperature_and_budget_edit_reaches_the_requests(running: Running) ->
     running.submitted.clear()
     params = _first_generation_after(
         running,
-        lambda: walk(running.village, RIGHT, 600, until=lambda: bool(running.backend.params)),
+        lambda: walk(
+            running.village,
+            RIGHT,
+            600,
+            until=lambda: any(r.priority is not Priority.AMBIENT for r in running.submitted),
+        ),
     )
     assert params.temperature == 0.3
-    deadlines = {request.deadline_s for request in running.submitted}
+    # Lines the idle worker writes ahead go at ambient priority, whose budget is unchanged.
+    deadlines = {r.deadline_s for r in running.submitted if r.priority is not Priority.AMBIENT}
     assert deadlines & {3.5, 0.9}
     assert not deadlines & {4.0, 1.0}
 
