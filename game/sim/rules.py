@@ -38,7 +38,8 @@ HIT_REPEAT_TICKS = 30
 BUMP_IMPULSE = 150.0
 BUMP_REPEAT_TICKS = 60
 NEAR_MISS_RADIUS = 120.0
-TOPPLE_HEARING = 500.0
+TOPPLE_HEARING = 1400.0
+"""Four crates coming down are heard across the market, about a screen and a bit."""
 TOPPLE_BLAME_RADIUS = 250.0
 
 

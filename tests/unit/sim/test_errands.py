@@ -141,3 +141,18 @@ def test_a_leaning_heap_of_crates_in_the_zone_is_not_a_rebuilt_stack(
         crate.body.velocity = (0.0, 0.0)
     run(world, 120)
     assert not restack.done
+
+
+def test_a_toppled_stack_is_heard_across_the_market(level: Level, cast: Cast) -> None:
+    world = World(level, cast, seed=7)
+    stack = world.stacks[0]
+    # Everyone is at work, a long way down the street from the stack.
+    for villager in world.villagers:
+        villager.body.position = (stack.x - 1300.0, villager.body.position.y)
+    run(world, 30)
+    top = max(stack.props, key=lambda p: p.body.position.y)
+    top.body.position = (top.body.position.x + 300.0, 200.0)
+    events = run(world, 90)
+    assert any(isinstance(e, StackToppled) for e in events)
+    reactions = [e for e in events if isinstance(e, SpeechWanted) and e.trigger is Trigger.TOPPLED]
+    assert reactions, "nobody reacted to the crates coming down"
