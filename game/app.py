@@ -235,6 +235,7 @@ def build_village(
         memories=memories,
         disruptions=disruptions,
         bubble_log=bubble_log,
+        kind_of=world.entity_kind,
         topic_of=_topics(specs, world.cast.facts),
         on_reply=decider.chat_replied,
         content=content,

@@ -207,8 +207,9 @@ class LinePlanner:
         criteria = LineCriteria(
             keywords=self._keywords(ask, known),
             # A reply to the player may say who is talking ("I'm Marta, the baker"); a bark
-            # that names its own speaker reads like a stage label.
-            speaker_names=() if chat else _own_names(speaker.name),
+            # that names its own speaker or their trade reads like a stage label, or like
+            # a villager who took themself for someone else ("Ah, the baker!" from Marta).
+            speaker_names=() if chat else (*_own_names(speaker.name), speaker.role),
             absent_names=absent,
             examples=self._examples,
             remembered=memory.recent_lines,

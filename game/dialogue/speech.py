@@ -63,6 +63,7 @@ class Dialogue:
         memories: Memories | None = None,
         disruptions: Disruptions | None = None,
         bubble_log: IO[str] | None = None,
+        kind_of: Callable[[int], str | None] | None = None,
         clock: Callable[[], float] = time.perf_counter,
         topic_of: Callable[[int, str], str] | None = None,
         on_reply: Callable[[int, int, str], None] | None = None,
@@ -78,6 +79,8 @@ class Dialogue:
         self._chat_bubble_ticks = chat_bubble_ticks
         self._player_text_max_chars = player_text_max_chars
         self._log = bubble_log
+        self._kind_of = kind_of
+        """What an entity is ("apple"), for the bubble log's ``subject``."""
         self._clock = clock
         self._topic_of = topic_of
         self.on_reply = on_reply
@@ -192,6 +195,12 @@ class Dialogue:
                     self.on_reply(tick, event.npc_id, heard)
         self.board.expire(tick)
 
+    def _subject(self, ask: LineAsk) -> str:
+        """The kind of thing the line is about (the prop that hit), "" if none or gone."""
+        if not ask.refs or self._kind_of is None:
+            return ""
+        return self._kind_of(ask.refs[0]) or ""
+
     def _show(self, tick: int, ready: LineReady) -> None:
         ask = ready.ask
         if ready.origin == "refusal":
@@ -221,6 +230,7 @@ class Dialogue:
                 "listener": None if ask.listener_id is None else self._names.get(ask.listener_id),
                 "remembers": list(memory.facts),
                 "trigger": ask.trigger.value,
+                "subject": self._subject(ask),
                 "asked_tick": ask.tick,
                 "origin": ready.origin,
                 "tier": ready.tier,

@@ -105,6 +105,8 @@ def test_bubble_log_has_one_record_per_shown_line(
     assert len(records) == sum(report["lines"]["shown"].values())
     assert all(r["tick"] >= r["asked_tick"] for r in records)
     assert all(r["text"] for r in records)
+    # A line about a prop names its kind, so a reader of the log knows what flew.
+    assert {r["subject"] for r in records} <= {"", "crate", "barrel", "ball", "apple"}
 
 
 # -- the audit itself ---------------------------------------------------------------------

@@ -60,6 +60,24 @@ _SITUATION = {
 }
 
 
+def situation(bubble: dict[str, Any]) -> str:
+    """What happened, as the reader of a pair is told: the prop that flew, by kind, and
+    who small talk is with (older bubble logs name neither)."""
+    trigger, subject = bubble["trigger"], bubble.get("subject") or ""
+    if subject and trigger == "hit":
+        return f"hit by {_article(subject)} {subject} the traveller threw"
+    if subject and trigger == "near_miss":
+        return f"{_article(subject)} {subject} lands close by"
+    listener = bubble.get("listener")
+    if trigger == "ambient" and listener:
+        return f"small talk with {listener}"
+    return _SITUATION[trigger]
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
+
+
 def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
@@ -189,7 +207,7 @@ def write_pairs(
         a, b = (bubble["text"], template) if model_first else (template, bubble["text"])
         memory = "; ".join(bubble.get("remembers", [])) or "nothing yet"
         text.append(
-            f"{i}. {bubble['name']}: {_SITUATION[bubble['trigger']]}"
+            f"{i}. {bubble['name']}: {situation(bubble)}"
             f" (remembers: {memory})\n   A: {a}\n   B: {b}\n"
         )
         key.append({"pair": i, "model": "A" if model_first else "B", "trigger": bubble["trigger"]})

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ai import GenerationConfig, Priority
+from ai.selection import judge
 from game.assets import AssetError
 from game.dialogue.facts import matching_facts
 from game.dialogue.line_plan import LineAskParts, LinePlanner, load_trigger_words
@@ -74,7 +75,9 @@ def test_criteria_names_and_keywords(planner: LinePlanner) -> None:
     )
     _, plan = planner.build(ask, Memory())
     criteria = plan.criteria
-    assert criteria.speaker_names == ("Marta",)
+    assert criteria.speaker_names == ("Marta", "baker")
+    assert judge("Ah, the baker!", criteria).faults == ("self_name",)
+    assert judge("Ah, the blacksmith!", criteria).passes
     assert "Brann" not in criteria.absent_names
     assert "Marta" not in criteria.absent_names
     assert "Pip" in criteria.absent_names
