@@ -7,8 +7,9 @@ situation and a neutral prompt is measured for them. A draw for a better line us
 time the worker would otherwise idle: it starts only while nothing else waits and the
 budget leaves room, and stops at the next token when another request arrives. A draw
 because nothing drawn could be shown may keep other work waiting, never past its start
-deadline. A cancel or a preemption stops
-any candidate at the next token, like any request.
+deadline. A streamed candidate that put words on screen is the request's last: what
+the player read is never typed over. A cancel or a preemption stops any candidate at
+the next token, like any request.
 
 The content filter (:mod:`ai.content.screen`) judges each candidate on the way: a
 candidate ends at the first piece whose newest word the word list refuses, a finished
@@ -33,6 +34,7 @@ from ai.hygiene import (
     end_after,
     is_garbage,
     sentence_end,
+    sentences_end,
 )
 from ai.requests import CandidatePlan, Priority, PromptSpec
 from ai.scheduler import Ticket
@@ -114,9 +116,11 @@ class CandidateDraw:
         slowest = 0.0
         tokens = 0
         first_token: float | None = None
+        shown = False
         for k in range(max(1, plan.count)):
             passed = any(v.passes for v, _ in drawn)
-            if k and not self._room_for_another(ticket, plan, slowest, passed):
+            # Words on screen are never typed over: a reply that showed some is its only draw.
+            if k and (shown or not self._room_for_another(ticket, plan, slowest, passed)):
                 break
             prompt = base_prompt
             if plan.openers:
@@ -128,6 +132,7 @@ class CandidateDraw:
             raw, count, first = self._generate(
                 ticket, prompt, params, yields, gate, plan.sentence_words
             )
+            shown = request.stream and bool(gate.shown)
             if ticket.cancel_reason is not None:
                 return None
             tokens += count
@@ -223,6 +228,8 @@ class CandidateDraw:
         clock = self._clock
         streams = ticket.request.stream
         runaway = self._hygiene.max_chars * _RUNAWAY_FACTOR
+        # A finished line keeps this many sentences: a stream shows no more than that.
+        sentences = self._hygiene.max_sentences if streams else 0
         raw = ""
         count = 0
         first = clock()
@@ -234,6 +241,8 @@ class CandidateDraw:
                 count += 1
                 raw += piece
                 end = sentence_end(raw, sentence_words) if sentence_words else None
+                if end is None and sentences:
+                    end = sentences_end(raw, sentences)
                 if end is not None:
                     piece = piece[: max(0, len(piece) - (len(raw) - end))]
                     raw = raw[:end]

@@ -103,10 +103,16 @@ def _cap(text: str, max_chars: int) -> str:
 
 
 def _limit_sentences(text: str, max_sentences: int) -> str:
-    for count, match in enumerate(_SENTENCE_END.finditer(text), start=1):
-        if count == max_sentences:
-            return text[: match.end()]
-    return text
+    end = sentences_end(text, max_sentences)
+    return text if end is None else text[:end]
+
+
+def sentences_end(text: str, count: int) -> int | None:
+    """Where the ``count``-th sentence of ``text`` ends; None while fewer have closed."""
+    for seen, match in enumerate(_SENTENCE_END.finditer(text), start=1):
+        if seen == count:
+            return match.end()
+    return None
 
 
 def _clean_once(text: str, config: HygieneConfig) -> str:

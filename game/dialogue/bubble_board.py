@@ -51,9 +51,11 @@ class BubbleBoard:
             bubble.streaming = False
             bubble.shown_tick = tick
 
-    def clear(self, speaker_id: int) -> None:
-        """Take a speaker's bubble down at once."""
-        self._bubbles.pop(speaker_id, None)
+    def clear_thinking(self, speaker_id: int) -> None:
+        """Take down a speaker's "thinking" bubble; one with words in it stays up."""
+        bubble = self._bubbles.get(speaker_id)
+        if bubble is not None and bubble.kind == "thinking":
+            del self._bubbles[speaker_id]
 
     def text_of(self, speaker_id: int) -> str | None:
         """The text a speaker's bubble shows now, if any."""

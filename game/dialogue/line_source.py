@@ -19,7 +19,9 @@ from game.headless.report import ModelReport
 from game.sim.events import Trigger
 from game.ui.views import LoadView
 
-LineOrigin = Literal["template", "model", "prepared", "fallback", "refusal"]
+LineOrigin = Literal["template", "model", "prepared", "fallback", "refusal", "unfinished"]
+"""Where a line's words came from; "unfinished" is a streamed reply that had to stop
+after the player began to read it: its words so far, ended with an ellipsis."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +65,8 @@ class LinePartial:
 
 @dataclass(frozen=True, slots=True)
 class LineCut:
-    """A line stopped mid-stream because the world moved on; take its bubble down."""
+    """A reply stopped before any of its words showed, because the world moved on; take
+    its "thinking" bubble down. (One stopped after its first words ends "unfinished".)"""
 
     npc_id: int
     reason: str

@@ -29,7 +29,7 @@ from ai import (
 )
 from ai.events import TERMINAL_EVENTS, RequestTimedOut
 from game.dialogue.admission import Admission, WorkerTime, worker_report
-from game.dialogue.chat_streams import ChatStreams
+from game.dialogue.chat_streams import ChatStreams, goes_on_from
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.greetings import GreetingPreparer
 from game.dialogue.line_plan import LinePlanner
@@ -65,6 +65,11 @@ _PREDICT_EVERY = 3
 # few onlookers get model lines, the rest answer at once from their templates.
 _CROWD_TRIGGERS = frozenset({Trigger.TOPPLED})
 _MODEL_VOICES_PER_EVENT = 2
+
+
+def _why(event: LineCompleted | FallbackUsed) -> str:
+    """Why a reply with words on screen did not finish as it began, for the log."""
+    return "rewritten when finished" if isinstance(event, LineCompleted) else event.reason
 
 
 class ModelLineSource:
@@ -180,7 +185,8 @@ class ModelLineSource:
             # Merged into this villager's prediction (still running from before a switch
             # to sync mode): its line answers the ask, as a promoted prediction does.
             record.promote(ask)
-        if ask.trigger is Trigger.CHAT:
+        if ask.trigger is Trigger.CHAT and not self.chats.speaking(ask.npc_id):
+            # "Thinking", unless the villager is still typing an earlier reply: its words stay.
             self._out.append(LinePartial(ask.npc_id, ""))
         for event in self._pacing.after_submit(self.runtime, handle):
             self._handle(event, ask.tick)
@@ -364,17 +370,34 @@ class ModelLineSource:
                 origin: LineOrigin = "model" if isinstance(event, LineCompleted) else "fallback"
                 self.greetings.settle(record, event.text, origin, tier, tick)
             elif record.ask is not None:
-                self._finish(record.ask, event, tick)
+                self._finish(record, record.ask, event, tick)
 
-    def _finish(self, ask: LineAsk, event: LineCompleted | FallbackUsed, tick: int) -> None:
-        """Show a finished reaction or reply if it still fits the world."""
+    def _finish(
+        self, record: LineRecord, ask: LineAsk, event: LineCompleted | FallbackUsed, tick: int
+    ) -> None:
+        """Show a finished reaction or reply if it still fits the world.
+
+        A reply the player has started to read is never replaced: stale, failed or
+        timed out, it ends where it stopped; finished, it shows only if it goes on from
+        the words on screen.
+        """
         snapshot = snapshot_of(event.request)
         reason = self.checker.reject(snapshot, tick)
         if reason is not None:
             logger.debug("dropped stale %s line for npc %d: %s", ask.trigger, ask.npc_id, reason)
             self.worker_time.settle(event.handle.id, "rejected")
-            if ask.trigger is Trigger.CHAT:
+            if record.streamed:
+                self._out.append(self.chats.unfinished(record))
+            elif ask.trigger is Trigger.CHAT:
                 self._out.append(LineCut(ask.npc_id, reason))
+            return
+        if record.streamed and not (
+            isinstance(event, LineCompleted) and goes_on_from(event.text, record.streamed)
+        ):
+            logger.debug("reply of npc %d ends unfinished: %s", ask.npc_id, _why(event))
+            self.worker_time.settle(event.handle.id, "failed")
+            tier = event.tier if isinstance(event, LineCompleted) else ""
+            self._out.append(self.chats.unfinished(record, tier))
             return
         origin: LineOrigin = "model" if isinstance(event, LineCompleted) else "fallback"
         if isinstance(event, FallbackUsed) and event.reason == "refused":

@@ -43,7 +43,11 @@ def snapshot_of(request: LineRequest) -> LineSnapshot:
 
 @dataclass(slots=True)
 class LineRecord:
-    """One request in flight. ``ask`` is None while a prediction waits for its trigger."""
+    """One request in flight. ``ask`` is None while a prediction waits for its trigger.
+
+    ``streamed`` is a chat reply's text so far: its bubble shows it, or the same text a
+    few tokens short; once it is not empty, the player has started to read the reply.
+    """
 
     kind: LineKind
     handle: Handle
@@ -51,6 +55,7 @@ class LineRecord:
     ask: LineAsk | None
     state: LineState = LineState.WAITING
     tokens: int = 0
+    streamed: str = ""
 
     @property
     def npc_id(self) -> int:

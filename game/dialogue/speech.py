@@ -189,7 +189,8 @@ class Dialogue:
                 text = event.text or "..."
                 self.board.stream(event.npc_id, text, tick, self._chat_bubble_ticks, kind)
             elif isinstance(event, LineCut):
-                self.board.clear(event.npc_id)
+                # A cut reply showed no words; words up (another reply's) stay.
+                self.board.clear_thinking(event.npc_id)
                 heard = self._heard.pop(event.npc_id, "")
                 if heard and self.on_reply is not None:
                     self.on_reply(tick, event.npc_id, heard)

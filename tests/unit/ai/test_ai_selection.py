@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -137,14 +138,17 @@ def _script(prompt: PromptSpec) -> str:
 
 
 def _run(
-    make_runtime: Callable[..., AiRuntime], plan: CandidatePlan, script: object = _script
+    make_runtime: Callable[..., AiRuntime],
+    plan: CandidatePlan,
+    script: object = _script,
+    stream: bool = False,
 ) -> tuple[EventLog, ScriptedBackend]:
+    """Run one request with ``plan``; not streamed unless asked, so that re-draws may follow
+    a failed candidate (a streamed one that showed words is never re-drawn)."""
     backend = ScriptedBackend(fast_config().scripted, script)  # type: ignore[arg-type]
     runtime = make_runtime(fast_config(), backend)
     log = EventLog(runtime)
-    request = make_request("c1")
-    from dataclasses import replace
-
+    request = make_request("c1", stream=stream)
     runtime.submit(replace(request, plan=plan))
     log.until(lambda: bool(log.of(LineCompleted) or log.of(FallbackUsed)))
     return log, backend
@@ -199,10 +203,8 @@ def test_waiting_work_of_the_same_class_stops_a_draw_that_has_a_line(
     backend = ScriptedBackend(fast_config(token_s=0.02).scripted, lambda p: "Oi, a crate here.")
     runtime = make_runtime(fast_config(token_s=0.02), backend)
     log = EventLog(runtime)
-    from dataclasses import replace
-
     first = runtime.submit(
-        replace(make_request("a", npc_id=1), plan=_plan(settle="best", openers=()))
+        replace(make_request("a", npc_id=1, stream=False), plan=_plan(settle="best", openers=()))
     )
     log.until(lambda: runtime.in_flight == 1)
     runtime.submit(make_request("b", npc_id=2, priority=Priority.REACTIVE))
@@ -218,14 +220,12 @@ def test_waiting_work_of_the_same_class_stops_a_draw_that_has_a_line(
 def test_a_redraw_never_pushes_waiting_work_past_its_deadline(
     make_runtime: Callable[..., AiRuntime], waiting_deadline_s: float, redrawn: bool
 ) -> None:
-    from dataclasses import replace
-
     config = fast_config(token_s=0.2)
     backend = ScriptedBackend(config.scripted, _script)
     runtime = make_runtime(config, backend)
     log = EventLog(runtime)
     # The first candidate names an absent villager and cannot be shown.
-    first = runtime.submit(replace(make_request("a", npc_id=1), plan=_plan(count=2)))
+    first = runtime.submit(replace(make_request("a", npc_id=1, stream=False), plan=_plan(count=2)))
     log.until(lambda: runtime.in_flight == 1)
     runtime.submit(make_request("b", npc_id=2, deadline_s=waiting_deadline_s))
     log.until(lambda: bool(log.of(LineCompleted, first) or log.of(LineFailed, first)))
@@ -256,10 +256,65 @@ def test_a_candidate_ends_at_its_first_full_sentence_even_on_screen(
     make_runtime: Callable[..., AiRuntime],
 ) -> None:
     plan = _plan(openers=(), count=1, criteria=LineCriteria(), sentence_words=3)
-    log, _ = _run(make_runtime, plan, lambda _p: "Ow! That crate stung. Lovely day for it.")
+    log, _ = _run(
+        make_runtime, plan, lambda _p: "Ow! That crate stung. Lovely day for it.", stream=True
+    )
     (done,) = log.of(LineCompleted)
     assert isinstance(done, LineCompleted)
     assert done.text == "Ow! That crate stung."
     streamed = [e.text_so_far for e in log.of(TokenStreamed) if isinstance(e, TokenStreamed)]
     assert streamed
     assert not any("Lovely" in text for text in streamed)
+
+
+def test_a_streamed_candidate_that_showed_words_is_never_redrawn(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    # The first candidate names an absent villager, found only once its words are out.
+    log, backend = _run(make_runtime, _plan(count=3), stream=True)
+    (failed,) = log.of(LineFailed)
+    assert isinstance(failed, LineFailed)
+    assert failed.reason == "rejected"
+    assert [v.faults for v in failed.candidates] == [("absent_name",)]
+    assert backend.generate_calls == 1
+    streamed = [e.text_so_far for e in log.of(TokenStreamed) if isinstance(e, TokenStreamed)]
+    assert streamed[-1] == "Brann? the crate!"
+
+
+def test_a_streamed_candidate_that_showed_nothing_is_redrawn(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    # The first candidate's opener is refused by the word list before it can show.
+    def script(prompt: PromptSpec) -> str:
+        return "the crate nearly got me." if prompt.opener == "Oi," else "that crate!"
+
+    hygiene = replace(fast_config().hygiene, blocklist=("turnip",))
+    config = replace(fast_config(), hygiene=hygiene)
+    backend = ScriptedBackend(config.scripted, script)
+    runtime = make_runtime(config, backend)
+    log = EventLog(runtime)
+    plan = _plan(openers=("Turnip!", "Oi,"), criteria=LineCriteria(keywords=("crate",)))
+    runtime.submit(replace(make_request("c1"), plan=plan))
+    log.until(lambda: bool(log.of(LineCompleted) or log.of(FallbackUsed)))
+
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "Oi, the crate nearly got me."
+    assert [v.faults for v in done.candidates] == [("unfit",), ()]
+    streamed = [e.text_so_far for e in log.of(TokenStreamed) if isinstance(e, TokenStreamed)]
+    assert streamed
+    assert all(text.startswith("Oi,") for text in streamed)
+
+
+def test_a_stream_shows_no_more_sentences_than_the_finished_line_keeps(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    assert fast_config().hygiene.max_sentences == 2
+    plan = _plan(openers=(), count=1, criteria=LineCriteria())
+    reply = "Aye, it is. The well is deep. Cold too, mind."
+    log, _ = _run(make_runtime, plan, lambda _p: reply, stream=True)
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "Aye, it is. The well is deep."
+    streamed = [e.text_so_far for e in log.of(TokenStreamed) if isinstance(e, TokenStreamed)]
+    assert streamed[-1] == done.text  # "Cold" never reached the screen to be taken back

@@ -72,7 +72,7 @@ def _talk(
     walk(village, STAY, 10, until=lambda: bool(tap.ready(npc)))
 
 
-def test_a_streamed_reply_never_shows_its_unfit_word_and_the_villager_falls_back(
+def test_a_streamed_reply_never_shows_its_unfit_word_and_ends_before_it(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch, content: ContentFilter
 ) -> None:
     backend = GatedBackend(script={CHAT: UNFIT_REPLY})
@@ -89,8 +89,9 @@ def test_a_streamed_reply_never_shows_its_unfit_word_and_the_villager_falls_back
     assert all(UNFIT_REPLY.startswith(text) for text in shown)
     assert all(content.check_words(text).ok for text in shown)
     ((_, ready),) = tap.ready(pip)
-    assert ready.origin == "fallback"
-    assert content.check_words(village.dialogue.board.text_of(pip) or "").ok
+    # The words shown stay, ended where the unfit word would have been: no template.
+    assert (ready.origin, ready.text) == ("unfinished", "Aye, the well is deep, you\u2026")
+    assert village.dialogue.board.text_of(pip) == ready.text
     assert all(content.check_words(text).ok for text in remembered(village))
 
 
@@ -163,7 +164,7 @@ def test_the_semantic_layer_keeps_an_unfit_clause_off_screen(
     assert set(shown) <= {"Aye,", "Aye, friend,"}  # whole clauses only
     assert "Aye, friend, I will hurt you badly tonight," in meaning.read
     ((_, ready),) = tap.ready(pip)
-    assert ready.origin == "fallback"
+    assert (ready.origin, ready.text) == ("unfinished", "Aye, friend\u2026")
     assert all("hurt" not in text for text in remembered(village))
 
 

@@ -282,41 +282,7 @@ def test_chat_reply_streams_into_its_bubble_then_completes(
     assert tap.cuts(pip) == []
 
 
-def test_chat_reply_is_cut_when_the_player_walks_away_mid_stream(
-    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    backend = GatedBackend(script={CHAT: CHAT_REPLY})
-    backend.hold(lambda prompt: prompt.situation == CHAT)
-    village = make_village(NO_AHEAD, backend=backend)
-    source = source_of(village)
-    tap = Tap(source, monkeypatch)
-    pip, me = npc_named(village, "Pip"), player_id(village)
-    walk(village, STAY, 10)
-
-    open_chat(village, pip, "Tell me about the well.")
-    let_through(village, backend, 2)
-    walk(village, STAY, 1, backend=backend)
-    assert any(text for _, text in tap.partials(pip))  # the reply is under way
-    limit = reach(Trigger.CHAT, village.world.talk_radius)
-    cancelled = source.runtime.metrics().cancelled
-    # The model is held mid-reply: the cut must not wait for its next token.
-    walk(village, LEFT, 90, until=lambda: bool(tap.cuts(pip)), backend=backend)
-    assert village.world.distance(pip, me) > limit  # type: ignore[operator]
-
-    walk(village, STAY, 1)  # the runtime reports the cancel at its next poll
-
-    (cut,) = tap.cuts(pip)
-    assert cut.reason in {"out_of_range", "epoch_changed"}
-    assert source.checker.stale[cut.reason] == 1
-    assert source.runtime.metrics().cancelled == cancelled + 1
-    wait_for(lambda: any(p.situation == CHAT for p in backend.stopped), "the stream to stop")
-    assert not any(p.situation == CHAT for p in backend.finished)
-    assert [e for _, e in tap.ready(pip) if e.ask.trigger is Trigger.CHAT] == []
-    assert village.dialogue.board.text_of(pip) != CHAT_REPLY
-    assert not village.dialogue.board.is_streaming(pip)
-    memory = [e.text for e in village.dialogue.memories.of(pip).exchanges]
-    assert memory[0] == "Tell me about the well."
-    assert not [text for text in remembered(village) if CHAT_REPLY.startswith(text)]
+# A reply cut mid-stream keeps its words: test_chat_words_stay.py.
 
 
 # -- (e) loading and degraded ---------------------------------------------------------
