@@ -27,12 +27,22 @@ def villager_keys(world: World) -> dict[int, str]:
     return continuity.villager_keys(world.villagers)
 
 
-def capture(world: World, memories: Memories, keys: dict[int, str]) -> SaveState:
-    """The state to save now (on the main thread: it reads pymunk bodies)."""
+def capture(
+    world: World,
+    memories: Memories,
+    keys: dict[int, str],
+    recorder: continuity.WorldRecorder | None = None,
+) -> SaveState:
+    """The state to save now (on the main thread: it reads pymunk bodies).
+
+    ``recorder`` is the world's, kept between saves so they cost less; without one the
+    world is read afresh.
+    """
     records = memories.records()
+    recorder = recorder or continuity.WorldRecorder(world)
     return SaveState(
         memories={keys[npc_id]: record for npc_id, record in records.items() if npc_id in keys},
-        world=continuity.capture_world(world),
+        world=recorder.capture(),
         tick=world.tick,
     )
 
@@ -58,6 +68,7 @@ class Autosave:
         self._memories = memories
         self._saver = saver
         self._keys = villager_keys(world)
+        self._recorder = continuity.WorldRecorder(world)
         self._interval = max(1, interval_ticks)
         self._last = world.tick
         self.capture_ms: list[float] = []
@@ -70,7 +81,7 @@ class Autosave:
     def save(self) -> None:
         """Capture now and queue the write."""
         begin = time.perf_counter()
-        self._saver.submit(capture(self._world, self._memories, self._keys))
+        self._saver.submit(capture(self._world, self._memories, self._keys, self._recorder))
         self._last = self._world.tick
         self.capture_ms.append((time.perf_counter() - begin) * 1000.0)
 

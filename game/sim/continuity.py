@@ -105,39 +105,68 @@ def prop_keys(props: Sequence[Prop]) -> dict[int, str]:
 
 def capture_world(world: World) -> WorldState:
     """The world's lasting state now; plain data only, safe to hand to another thread."""
-    props = prop_keys(world.props)
-    villagers = villager_keys(world.villagers)
-    by_id = {v.id: v for v in world.villagers}
-    errands = {
-        e.spec.id: ErrandState(
-            e.progress, e.done, e.open, e.spec.id in by_id[e.giver_id].brain.offered
+    return WorldRecorder(world).capture()
+
+
+class WorldRecorder:
+    """Captures one world again and again, as the autosave does, at a small cost per tick.
+
+    The keys are worked out once, and a prop asleep where it lay at the last capture is
+    not read again: a sleeping body does not move, and moving one wakes it.
+    """
+
+    def __init__(self, world: World) -> None:
+        self._world = world
+        self._props = prop_keys(world.props)
+        self._villagers = villager_keys(world.villagers)
+        self._givers = {v.id: v for v in world.villagers}
+        self._asleep: dict[int, BodyState] = {}
+
+    def capture(self) -> WorldState:
+        """The world's lasting state now (on the main thread: it reads pymunk bodies)."""
+        world, props = self._world, self._props
+        errands = {
+            e.spec.id: ErrandState(
+                e.progress, e.done, e.open, e.spec.id in self._givers[e.giver_id].brain.offered
+            )
+            for e in world.errands.errands
+        }
+        bodies = {props[p.id]: self._body(p) for p in world.props}
+        for v in world.villagers:
+            if v.carrying is not None:
+                bodies[props[v.carrying.id]] = _set_down(world, v, v.carrying)
+        stacks = {
+            s.id: StackState(
+                s.standing, _plain(s.x), _plain(s.top_y), tuple(props[p.id] for p in s.props)
+            )
+            for s in world.stacks
+        }
+        carried = world.player.carrying
+        player = world.player.body.position
+        villagers = self._villagers
+        return WorldState(
+            player=(_plain(player.x), _plain(player.y)),
+            errands=errands,
+            props=bodies,
+            carried=props[carried.id] if carried is not None else "",
+            villagers={villagers[v.id]: (_plain(v.x), _plain(v.y)) for v in world.villagers},
+            stacks=stacks,
         )
-        for e in world.errands.errands
-    }
-    bodies: dict[str, BodyState] = {}
-    for p in world.props:
-        (x, y), (vx, vy), body = p.body.position, p.body.velocity, p.body
-        numbers = (x, y, body.angle, vx, vy, body.angular_velocity)
-        bodies[props[p.id]] = BodyState(*(_plain(n) for n in numbers))
-    for v in world.villagers:
-        if v.carrying is not None:
-            bodies[props[v.carrying.id]] = _set_down(world, v, v.carrying)
-    stacks = {
-        s.id: StackState(
-            s.standing, _plain(s.x), _plain(s.top_y), tuple(props[p.id] for p in s.props)
-        )
-        for s in world.stacks
-    }
-    carried = world.player.carrying
-    player = world.player.body.position
-    return WorldState(
-        player=(_plain(player.x), _plain(player.y)),
-        errands=errands,
-        props=bodies,
-        carried=props[carried.id] if carried is not None else "",
-        villagers={villagers[v.id]: (_plain(v.x), _plain(v.y)) for v in world.villagers},
-        stacks=stacks,
-    )
+
+    def _body(self, prop: Prop) -> BodyState:
+        body = prop.body
+        x, y = body.position
+        # + 0.0 turns -0.0 into 0.0, which SQLite would store as 0 (see _plain).
+        x, y = x + 0.0, y + 0.0
+        if body.is_sleeping:
+            last = self._asleep.get(prop.id)
+            if last is not None and last.x == x and last.y == y:
+                return last
+        vx, vy = body.velocity
+        state = BodyState(x, y, body.angle + 0.0, vx + 0.0, vy + 0.0, body.angular_velocity + 0.0)
+        if body.is_sleeping:
+            self._asleep[prop.id] = state
+        return state
 
 
 def _set_down(world: World, villager: Villager, prop: Prop) -> BodyState:
