@@ -23,8 +23,10 @@ from game.persist.save_schema import APPLICATION_ID, MIGRATIONS, SCHEMA_V1, SCHE
 from game.persist.saver import Saver
 from game.persist.store import SaveState, SaveStore
 from game.sim.errands import Errand
-from game.sim.events import SpeechWanted, StackToppled, Trigger
+from game.sim.events import PropHitNpc, SpeechWanted, StackToppled, Trigger
+from game.sim.orders import ActionKind, Order
 from game.sim.player import PlayerIntent
+from game.sim.villager import NPC_H, NPC_W
 from game.sim.world import World
 
 OFF = ('game.dialogue.ai_mode="off"',)
@@ -265,6 +267,44 @@ def test_the_autosave_keeps_up_with_a_prop_moved_between_saves(tmp_path: Path) -
     try:
         restored = next(p for p in again.world.props if p.id == apple.id)
         assert _close(tuple(restored.body.position), place, 1e-6)
+    finally:
+        again.close()
+
+
+def test_a_prop_a_villager_carried_is_set_down_beside_them(tmp_path: Path) -> None:
+    first = _village()
+    try:
+        world = first.world
+        marta = next(v for v in world.villagers if v.spec.id == "baker")
+        apples = [p for p in world.props if p.kind.name == "apple" and p.body.position.y < 130]
+        apple = min(apples, key=lambda p: abs(p.body.position.x - marta.x))
+        assert world.start_action(marta.id, Order(ActionKind.FETCH, prop_id=apple.id))
+        for _ in range(600):
+            world.step(STILL)
+            if world.carried_by(marta.id) == apple.id:
+                break
+        assert world.carried_by(marta.id) == apple.id
+        for _ in range(10):
+            world.step(STILL)
+        assert world.carried_by(marta.id) == apple.id, "still over her head at the save"
+        head = marta.y + NPC_H / 2
+        state = _save_and_load(tmp_path / "save.sqlite3", first)
+    finally:
+        first.close()
+
+    again = _continued(state)
+    try:
+        world = again.world
+        marta = next(v for v in world.villagers if v.spec.id == "baker")
+        apple = next(p for p in world.props if p.id == apple.id)
+        assert world.carried_by(marta.id) is None
+        x, y = apple.body.position
+        assert abs(x - marta.x) >= NPC_W / 2, "beside her"
+        assert y < marta.y, "at her feet, not over her head"
+        assert apple.body.velocity.length == 0.0
+        events = [e for _ in range(60) for e in world.step(STILL)]
+        assert not [e for e in events if isinstance(e, PropHitNpc) and e.prop_id == apple.id]
+        assert apple.body.position.y < head
     finally:
         again.close()
 
