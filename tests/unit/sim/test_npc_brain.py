@@ -220,3 +220,17 @@ def test_routine_walks_to_work_then_home() -> None:
     assert brain.goal_x == 500.0
     brain.think(Percept(150, 500.0, 0.0, 1000.0, 1000.0, False))
     assert brain.goal_x == 0.0
+
+
+def test_a_villager_in_a_chat_waits_out_a_knock_and_faces_the_player() -> None:
+    routine = Routine(home_x=100.0, work_x=900.0)  # the round wants them far off
+    brain = NpcBrain(NPC, PLAYER, routine, random.Random(3), TUNING)
+    brain.observe_position(100.0)
+    brain.set_talking(1, True)
+    brain.notify(Stimulus(StimulusKind.HIT, (7,), 300.0, False, 60.0))  # a ball, from the left
+    events = run(brain, 2, 600, distance=60.0, seen=True)  # the player stands to the right
+    assert len(speech(events, Trigger.HIT)) == 1  # the knock still gets its word
+    assert brain.state is NpcState.TALK
+    assert brain.goal_x is None
+    assert brain.facing == 1
+    assert [t.new for t in transitions(events)] == ["react", "talk"]
