@@ -33,10 +33,8 @@ from game.sim.tuning import DEFAULT_TUNING, Tuning
 logger = logging.getLogger(__name__)
 
 
-#: What a villager busy with an action shrugs off (a hit still stops them).
-_IGNORED_WHILE_ACTING = frozenset(
-    {StimulusKind.TOPPLED, StimulusKind.NEAR_MISS, StimulusKind.BUMPED}
-)
+#: What a villager busy with an action or a conversation shrugs off (a hit still stops them).
+_SHRUGGED_OFF = frozenset({StimulusKind.TOPPLED, StimulusKind.NEAR_MISS, StimulusKind.BUMPED})
 
 
 class NpcBrain:
@@ -234,12 +232,7 @@ class NpcBrain:
             return
         if self.state is NpcState.FLEE:
             return
-        if self.state in ACTING and stim.kind in _IGNORED_WHILE_ACTING:
-            return
-        if self.state is NpcState.TALK and stim.kind in (
-            StimulusKind.NEAR_MISS,
-            StimulusKind.TOPPLED,
-        ):
+        if (self.state in ACTING or self.chatting) and stim.kind in _SHRUGGED_OFF:
             return
         if stim.kind is StimulusKind.BUMPED:
             self._go(NpcState.REACT, p.tick, events)

@@ -114,6 +114,8 @@ class World:
             self.entity_position,
         )
         self._pending: list[GameEvent] = []
+        self._chat_partner: int | None = None
+        """The villager the player's chat box is open with, if any."""
         self._idle = XIndex()
         for v in self.villagers:
             v.sense()
@@ -146,7 +148,7 @@ class World:
         for villager in self.villagers:
             villager.sense()
         self._keep_off_player(tick)
-        self._rules.resolve_contacts(tick, self._log, events)
+        self._rules.resolve_contacts(tick, self._log, events, self._chat_partner is not None)
         self._rules.resolve_flights(tick, events)
         self._rules.check_stacks(tick, events)
         if tick % ERRAND_STRIDE == 0:
@@ -367,7 +369,14 @@ class World:
         if talking and not v.brain.can_talk:
             return False
         self._pending.extend(v.brain.set_talking(self.tick, talking))
-        return not talking or v.brain.state is NpcState.TALK or v.brain.acting
+        if not talking:
+            if self._chat_partner == npc_id:
+                self._chat_partner = None
+            return True
+        opened = v.brain.state is NpcState.TALK or v.brain.acting
+        if opened:
+            self._chat_partner = npc_id
+        return opened
 
     def start_action(self, npc_id: int, order: Order) -> bool:
         """Have a villager carry out ``order`` from the next tick; False if they cannot.

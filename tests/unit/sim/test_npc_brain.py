@@ -234,3 +234,16 @@ def test_a_villager_in_a_chat_waits_out_a_knock_and_faces_the_player() -> None:
     assert brain.goal_x is None
     assert brain.facing == 1
     assert [t.new for t in transitions(events)] == ["react", "talk"]
+
+
+def test_a_bump_in_a_chat_wants_no_line_and_leaves_the_chat_alone() -> None:
+    brain = make_brain()
+    brain.set_talking(1, True)
+    brain.notify(Stimulus(StimulusKind.BUMPED, (), 500.0, True, 160.0))
+    events = run(brain, 2, 120, distance=60.0, seen=True)
+    assert speech(events, Trigger.BUMPED) == []
+    assert transitions(events) == []
+    assert brain.state is NpcState.TALK
+    brain.set_talking(200, False)
+    brain.notify(Stimulus(StimulusKind.BUMPED, (), 500.0, True, 160.0))
+    assert len(speech(brain.think(percept(201, distance=60.0)), Trigger.BUMPED)) == 1
