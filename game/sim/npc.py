@@ -11,6 +11,7 @@ Every transition bumps ``epoch``: a line prepared for one epoch is stale in the 
 from __future__ import annotations
 
 import logging
+import math
 import random
 
 from game.sim.attitude import ATTITUDE_MIN
@@ -357,9 +358,10 @@ class NpcBrain:
         """Turn the current state into a movement wish for the body."""
         t = self.tuning
         if self.state in (NpcState.ROUTINE, NpcState.WANDER):
-            self.goal_x = self._round.goal(p.tick)
+            goal = self._round.goal(p.tick)
+            self.goal_x = self._short_of_player(p, goal)
             self.speed = t.walk_speed
-            self.facing = 1 if self.goal_x >= p.x else -1
+            self.facing = 1 if goal >= p.x else -1
         elif self.state in ACTING:
             self.goal_x = self._goal
             self.speed = t.run_speed if self._fast else t.walk_speed
@@ -372,6 +374,26 @@ class NpcBrain:
             self.facing = away
         else:
             self.goal_x = None
+
+    def _short_of_player(self, p: Percept, goal: float) -> float | None:
+        """Where to walk for ``goal`` without walking into the player.
+
+        A spot within personal distance of the player is waited for a step short of
+        them (None: already there, stand). A spot past the player is walked to; the
+        world has the villager step round them on the way.
+        """
+        t = self.tuning
+        player_x = p.x + p.player_dx
+        towards = (goal - p.x) * p.player_dx > 0.0
+        if (
+            not towards
+            or not -2.0 * t.personal_height <= p.player_dy <= t.personal_height
+            or abs(goal - player_x) >= t.personal_gap
+        ):
+            return goal
+        if abs(p.player_dx) <= t.personal_gap:
+            return None
+        return player_x - math.copysign(t.personal_gap, p.player_dx)
 
     def observe_position(self, x: float) -> None:
         """Tell the brain where its body is (used before the first ``think``)."""

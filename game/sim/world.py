@@ -16,7 +16,7 @@ import random
 import pymunk
 
 from game.sim import aim, builder
-from game.sim.actions import ActionRunner, carry
+from game.sim.actions import ActionRunner, carry, walk_past
 from game.sim.cast import Cast, NpcSpec
 from game.sim.categories import HELD, PROP
 from game.sim.contacts import ContactLog, install
@@ -24,7 +24,7 @@ from game.sim.depiction import actor_views, npc_status, player_status, prop_view
 from game.sim.errands import Errand, ErrandBoard
 from game.sim.events import GameEvent
 from game.sim.level import Level
-from game.sim.npc_states import NpcState
+from game.sim.npc_states import CALM, NpcState
 from game.sim.orders import ActionKind, Order
 from game.sim.perception import EYE_HEIGHT, XIndex, line_of_sight
 from game.sim.player import PLAYER_H, PLAYER_W, Player, PlayerIntent
@@ -153,9 +153,13 @@ class World:
         self._rules.check_stacks(tick, events)
         if tick % ERRAND_STRIDE == 0:
             self._rules.check_errands(tick, events)
+        px, py = self.player.body.position
         for villager in self.villagers:
-            if villager.brain.order is not None or villager.carrying is not None:
+            brain = villager.brain
+            if brain.order is not None or villager.carrying is not None:
                 self._actions.steer(tick, villager)
+            elif brain.state in CALM and brain.goal_x is not None:
+                walk_past(tick, villager, brain.goal_x, (px, py))
         self._actions.rejoin(tick)
         self._think(tick, events)
         self.tick = tick
@@ -216,7 +220,9 @@ class World:
                 if v.brain.state is NpcState.IDLE:
                     near = self._idle.nearest(v.x, v.y, AMBIENT_RADIUS, exclude=v.id)
                     v.neighbour = near[0] if near is not None else None
-            percept = Percept(tick, v.x, abs(v.angle), distance, dx, v.sees_player, v.neighbour)
+            percept = Percept(
+                tick, v.x, abs(v.angle), distance, dx, v.sees_player, v.neighbour, py - v.y
+            )
             events.extend(v.brain.think(percept))
 
     # -- views and queries ----------------------------------------------------------

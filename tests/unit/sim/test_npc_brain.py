@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 from game.sim.events import NpcGotUp, NpcKnockedDown, NpcTransitioned, SpeechWanted, Trigger
@@ -247,3 +248,23 @@ def test_a_bump_in_a_chat_wants_no_line_and_leaves_the_chat_alone() -> None:
     brain.set_talking(200, False)
     brain.notify(Stimulus(StimulusKind.BUMPED, (), 500.0, True, 160.0))
     assert len(speech(brain.think(percept(201, distance=60.0)), Trigger.BUMPED)) == 1
+
+
+def test_a_round_waits_a_step_short_of_a_player_standing_on_its_spot() -> None:
+    routine = Routine(home_x=0.0, work_x=500.0)
+    brain = NpcBrain(NPC, PLAYER, routine, random.Random(1), TUNING)
+    gap = TUNING.personal_gap
+    # The player stands with their back turned (unseen), 10 past the spot.
+    brain.think(Percept(1, 0.0, 0.0, 510.0, 510.0, False))
+    assert brain.state is NpcState.ROUTINE
+    assert brain.goal_x == 510.0 - gap
+    assert brain.facing == 1
+    brain.think(Percept(2, 510.0 - gap + 4.0, 0.0, gap - 4.0, gap - 4.0, False))
+    assert brain.state is NpcState.ROUTINE
+    assert brain.goal_x is None  # there: stand, do not push in
+    brain.think(Percept(3, 510.0 - gap + 4.0, 0.0, gap, gap - 4.0, False, None, -50.0))
+    assert brain.goal_x is None  # up in a hop, still at the player's level
+    brain.think(Percept(4, 0.0, 0.0, math.hypot(500.0, 200.0), 500.0, False, None, 200.0))
+    assert brain.goal_x == 500.0  # the player is up on a roof, not in the way
+    brain.think(Percept(5, 0.0, 0.0, 250.0, 250.0, False))
+    assert brain.goal_x == 500.0  # a player halfway is walked past, not waited for
