@@ -1,7 +1,8 @@
 """Saving the running game: build a small snapshot in the tick, write it off the tick.
 
 Every ``interval_s`` of play (and once more on quit) the tick copies what villagers
-remember, the errand tallies and the player's position into a :class:`SaveState`,
+remember and the world's lasting state (:func:`~game.sim.continuity.capture_world`:
+errands, props, villagers, stacks, the player) into a :class:`SaveState` of plain data,
 which the :class:`~game.persist.saver.Saver` thread writes in one SQLite transaction.
 """
 
@@ -9,13 +10,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 
 from game.core.stats import ms_quantiles
 from game.dialogue.memory import Memories
 from game.headless.report import SaveReport
 from game.persist.saver import Saver
 from game.persist.store import SaveState
+from game.sim import continuity
 from game.sim.world import World
 
 logger = logging.getLogger(__name__)
@@ -23,24 +24,25 @@ logger = logging.getLogger(__name__)
 
 def villager_keys(world: World) -> dict[int, str]:
     """A stable key per villager: its cast id, numbered when generated ones repeat it."""
-    seen: Counter[str] = Counter()
-    keys: dict[int, str] = {}
-    for npc_id in world.npc_ids():
-        spec = world.npc_spec(npc_id)
-        name = spec.id if spec is not None else f"npc{npc_id}"
-        seen[name] += 1
-        keys[npc_id] = name if seen[name] == 1 else f"{name}#{seen[name]}"
-    return keys
+    return continuity.villager_keys(world.villagers)
 
 
-def capture(world: World, memories: Memories, keys: dict[int, str]) -> SaveState:
-    """The state to save now."""
+def capture(
+    world: World,
+    memories: Memories,
+    keys: dict[int, str],
+    recorder: continuity.WorldRecorder | None = None,
+) -> SaveState:
+    """The state to save now (on the main thread: it reads pymunk bodies).
+
+    ``recorder`` is the world's, kept between saves so they cost less; without one the
+    world is read afresh.
+    """
     records = memories.records()
-    player = world.player_status()
+    recorder = recorder or continuity.WorldRecorder(world)
     return SaveState(
         memories={keys[npc_id]: record for npc_id, record in records.items() if npc_id in keys},
-        errands={e.spec.id: (e.progress, e.done) for e in world.errands.errands},
-        player=(player.x, player.y),
+        world=recorder.capture(),
         tick=world.tick,
     )
 
@@ -54,12 +56,7 @@ def restore(world: World, memories: Memories, state: SaveState) -> int:
             memory = memories.of(npc_id)
             memory.restore_record(record)
             world.set_attitude(npc_id, memory.attitude)
-    for errand in world.errands.errands:
-        saved = state.errands.get(errand.spec.id)
-        if saved is not None and saved[1]:
-            errand.progress, errand.done = errand.spec.goal, True
-    if state.player is not None:
-        world.place_player(*state.player)
+    continuity.restore_world(world, state.world)
     return memories.lines_remembered()
 
 
@@ -71,6 +68,7 @@ class Autosave:
         self._memories = memories
         self._saver = saver
         self._keys = villager_keys(world)
+        self._recorder = continuity.WorldRecorder(world)
         self._interval = max(1, interval_ticks)
         self._last = world.tick
         self.capture_ms: list[float] = []
@@ -83,7 +81,7 @@ class Autosave:
     def save(self) -> None:
         """Capture now and queue the write."""
         begin = time.perf_counter()
-        self._saver.submit(capture(self._world, self._memories, self._keys))
+        self._saver.submit(capture(self._world, self._memories, self._keys, self._recorder))
         self._last = self._world.tick
         self.capture_ms.append((time.perf_counter() - begin) * 1000.0)
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_ID = 0x5A535631  # "ZSV1"
 
 #: The first schema, kept so the migration from it can be tested.
@@ -30,6 +30,19 @@ MIGRATIONS: Mapping[int, tuple[str, ...]] = {
         " tick INTEGER NOT NULL, saved_at REAL NOT NULL)",
     ),
     2: ("ALTER TABLE memory ADD COLUMN attitude INTEGER NOT NULL DEFAULT 0",),
+    # The world itself: where props and villagers are, how the stacks stand, whether an
+    # errand is open and was offered (NULL in older rows: not recorded), what the player
+    # holds. A save from before has none of it, and the level's own places stand in.
+    3: (
+        "ALTER TABLE errand ADD COLUMN opened INTEGER",
+        "ALTER TABLE errand ADD COLUMN offered INTEGER",
+        "ALTER TABLE player ADD COLUMN carried TEXT NOT NULL DEFAULT ''",
+        "CREATE TABLE prop (key TEXT PRIMARY KEY, x REAL NOT NULL, y REAL NOT NULL,"
+        " angle REAL NOT NULL, vx REAL NOT NULL, vy REAL NOT NULL, spin REAL NOT NULL)",
+        "CREATE TABLE villager (key TEXT PRIMARY KEY, x REAL NOT NULL, y REAL NOT NULL)",
+        "CREATE TABLE stack (id TEXT PRIMARY KEY, standing INTEGER NOT NULL, x REAL NOT NULL,"
+        " top_y REAL NOT NULL, props TEXT NOT NULL)",
+    ),
 }
 
 

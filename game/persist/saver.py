@@ -8,6 +8,7 @@ import logging
 import sqlite3
 import threading
 import time
+from dataclasses import astuple
 
 from game.persist.store import SaveState, SaveStore, SaveUnavailableError
 
@@ -73,14 +74,19 @@ class Saver:
 
 def state_digest(state: SaveState) -> str:
     """A short hash of a state's content, to compare a save with what was written."""
+    world = state.world
     payload = json.dumps(
         [
             sorted(
                 (k, list(m.lines), list(m.facts), m.older, list(m.topics), m.attitude)
                 for k, m in state.memories.items()
             ),
-            sorted((k, list(v)) for k, v in state.errands.items()),
-            state.player,
+            sorted((k, astuple(e)) for k, e in world.errands.items()),
+            world.player,
+            sorted((k, astuple(b)) for k, b in world.props.items()),
+            world.carried,
+            sorted((k, list(v)) for k, v in world.villagers.items()),
+            sorted((k, astuple(st)) for k, st in world.stacks.items()),
             state.tick,
         ]
     )

@@ -1,4 +1,5 @@
-"""Saves in SQLite: what villagers remember, errand progress and where the player stands.
+"""Saves in SQLite: what villagers remember and the world as it was (see
+:mod:`game.sim.continuity`): errands, props, villagers, crate stacks and the player.
 
 One file per save (WAL mode), written in one transaction (by :mod:`game.persist.saver`'s
 thread, so the tick only copies a few small records). A damaged or foreign file is moved
@@ -21,17 +22,17 @@ from pathlib import Path
 from game.dialogue.memory import MemoryRecord as SavedMemory
 from game.persist.lock import lock_save
 from game.persist.save_schema import ForeignSaveError, prepare
+from game.sim.continuity import BodyState, ErrandState, StackState, WorldState
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class SaveState:
-    """Everything a save holds. Memories are keyed by a villager's stable key."""
+    """Everything a save holds: memories, keyed by a villager's stable key, and the world."""
 
     memories: Mapping[str, SavedMemory] = field(default_factory=dict)
-    errands: Mapping[str, tuple[int, bool]] = field(default_factory=dict)
-    player: tuple[float, float] | None = None
+    world: WorldState = field(default_factory=WorldState)
     tick: int = 0
     saves: int = 0
 
@@ -101,19 +102,7 @@ class SaveStore:
                 memories[_key(npc)] = _memory(lines, facts, summary, attitude)
             except (ValueError, TypeError, AttributeError, KeyError) as exc:
                 self.dropped.append(f"memory of {npc!r} ({exc})")
-        errands: dict[str, tuple[int, bool]] = {}
-        for errand_id, progress, done in db.execute("SELECT id, progress, done FROM errand"):
-            try:
-                errands[_key(errand_id)] = (_count(progress), _flag(done))
-            except (ValueError, TypeError) as exc:
-                self.dropped.append(f"errand {errand_id!r} ({exc})")
-        player_row = db.execute("SELECT x, y FROM player WHERE id = 1").fetchone()
-        player: tuple[float, float] | None = None
-        if player_row is not None:
-            try:
-                player = (_finite(player_row[0]), _finite(player_row[1]))
-            except (ValueError, TypeError) as exc:
-                self.dropped.append(f"the player's place ({exc})")
+        world = self._load_world()
         saves, tick = _count_or_zero(info[0]), _count_or_zero(info[1])
         if self.dropped:
             logger.warning(
@@ -122,11 +111,60 @@ class SaveStore:
                 len(self.dropped),
                 "; ".join(self.dropped),
             )
-        return SaveState(memories, errands, player, tick, saves)
+        return SaveState(memories, world, tick, saves)
+
+    def _load_world(self) -> WorldState:
+        """The world's rows, each checked; a damaged one is named in ``dropped``."""
+        db = self._db
+        errands: dict[str, ErrandState] = {}
+        for errand_id, progress, done, opened, offered in db.execute(
+            "SELECT id, progress, done, opened, offered FROM errand"
+        ):
+            try:
+                errands[_key(errand_id)] = ErrandState(
+                    _count(progress), _flag(done), _maybe_flag(opened), _maybe_flag(offered)
+                )
+            except (ValueError, TypeError) as exc:
+                self.dropped.append(f"errand {errand_id!r} ({exc})")
+        player_row = db.execute("SELECT x, y, carried FROM player WHERE id = 1").fetchone()
+        player: tuple[float, float] | None = None
+        carried = ""
+        if player_row is not None:
+            try:
+                player = (_finite(player_row[0]), _finite(player_row[1]))
+                carried = _text(player_row[2])
+            except (ValueError, TypeError) as exc:
+                self.dropped.append(f"the player's place ({exc})")
+        props: dict[str, BodyState] = {}
+        for key, *numbers in db.execute("SELECT key, x, y, angle, vx, vy, spin FROM prop"):
+            try:
+                props[_key(key)] = BodyState(*(_finite(n) for n in numbers))
+            except (ValueError, TypeError) as exc:
+                self.dropped.append(f"prop {key!r} ({exc})")
+        villagers: dict[str, tuple[float, float]] = {}
+        for key, x, y in db.execute("SELECT key, x, y FROM villager"):
+            try:
+                villagers[_key(key)] = (_finite(x), _finite(y))
+            except (ValueError, TypeError) as exc:
+                self.dropped.append(f"villager {key!r} ({exc})")
+        stacks: dict[str, StackState] = {}
+        for stack_id, standing, x, top_y, members in db.execute(
+            "SELECT id, standing, x, top_y, props FROM stack"
+        ):
+            try:
+                stacks[_key(stack_id)] = StackState(
+                    _flag(standing), _finite(x), _finite(top_y), _keys(members)
+                )
+            except (ValueError, TypeError) as exc:
+                self.dropped.append(f"stack {stack_id!r} ({exc})")
+        return WorldState(
+            player, errands, props, carried if carried in props else "", villagers, stacks
+        )
 
     def write(self, state: SaveState) -> int:
         """Replace the saved state with ``state`` in one transaction; return the save count."""
         db = self._db
+        world = state.world
         db.execute("BEGIN IMMEDIATE")
         try:
             row = db.execute("SELECT saves FROM info WHERE id = 1").fetchone()
@@ -141,13 +179,35 @@ class SaveStore:
             )
             db.execute("DELETE FROM errand")
             db.executemany(
-                "INSERT INTO errand (id, progress, done) VALUES (?, ?, ?)",
-                [(eid, progress, int(done)) for eid, (progress, done) in state.errands.items()],
+                "INSERT INTO errand (id, progress, done, opened, offered) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (eid, e.progress, int(e.done), _maybe_int(e.open), _maybe_int(e.offered))
+                    for eid, e in world.errands.items()
+                ],
             )
-            if state.player is not None:
+            if world.player is not None:
                 db.execute(
-                    "INSERT OR REPLACE INTO player (id, x, y) VALUES (1, ?, ?)", state.player
+                    "INSERT OR REPLACE INTO player (id, x, y, carried) VALUES (1, ?, ?, ?)",
+                    (*world.player, world.carried),
                 )
+            db.execute("DELETE FROM prop")
+            db.executemany(
+                "INSERT INTO prop (key, x, y, angle, vx, vy, spin) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(k, b.x, b.y, b.angle, b.vx, b.vy, b.spin) for k, b in world.props.items()],
+            )
+            db.execute("DELETE FROM villager")
+            db.executemany(
+                "INSERT INTO villager (key, x, y) VALUES (?, ?, ?)",
+                [(k, x, y) for k, (x, y) in world.villagers.items()],
+            )
+            db.execute("DELETE FROM stack")
+            db.executemany(
+                "INSERT INTO stack (id, standing, x, top_y, props) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (k, int(st.standing), st.x, st.top_y, json.dumps(list(st.props)))
+                    for k, st in world.stacks.items()
+                ],
+            )
             db.execute(
                 "INSERT OR REPLACE INTO info (id, saves, tick, saved_at) VALUES (1, ?, ?, ?)",
                 (saves, state.tick, time.time()),
@@ -259,6 +319,22 @@ def _flag(value: object) -> bool:
     if value not in (0, 1) or isinstance(value, float):
         raise ValueError(f"{value!r} is not 0 or 1")
     return bool(value)
+
+
+def _maybe_flag(value: object) -> bool | None:
+    """A flag that older saves did not record (NULL)."""
+    return None if value is None else _flag(value)
+
+
+def _maybe_int(value: bool | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _keys(value: object) -> tuple[str, ...]:
+    keys = json.loads(_text(value))
+    if not isinstance(keys, list):
+        raise ValueError("not a list of keys")
+    return tuple(_key(k) for k in keys)
 
 
 def _finite(value: object) -> float:

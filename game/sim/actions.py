@@ -46,7 +46,7 @@ CARRY_SLACK = 150.0
 CARRY_PULL = 20.0
 RUN_SPEED_GAP = 300.0
 PASS_DISTANCE = NPC_W + 24.0
-"""A villager on an errand this close behind the traveller steps aside to walk past."""
+"""A villager walking somewhere this close behind the traveller steps aside to walk past."""
 
 
 def hold_point(villager: Villager, prop: Prop) -> tuple[float, float]:
@@ -64,6 +64,18 @@ def pick_up(villager: Villager, prop: Prop) -> None:
     prop.shape.filter = NPC_HELD_FILTER
     prop.body.activate()
     villager.carrying = prop
+
+
+def walk_past(tick: int, villager: Villager, goal: float, traveller: tuple[float, float]) -> None:
+    """Step aside (in depth) if the traveller stands between a villager and ``goal``."""
+    px, py = traveller
+    ahead = (px - villager.x) * (1 if goal >= villager.x else -1)
+    if (
+        0.0 < ahead < PASS_DISTANCE
+        and abs(goal - villager.x) > ahead
+        and abs(py - villager.y) < NPC_H
+    ):
+        villager.step_aside(tick)
 
 
 STATIC_QUERY = pymunk.ShapeFilter(mask=STATIC)
@@ -173,12 +185,9 @@ class ActionRunner:
     def _walk(self, tick: int, v: Villager, goal: float | None, fast: bool = False) -> None:
         """Walk towards ``goal``, stepping aside (in depth) past the traveller on the way."""
         v.brain.want(goal, fast)
-        if goal is None:
-            return
-        px, py = self._player.body.position
-        ahead = (px - v.x) * (1 if goal >= v.x else -1)
-        if 0.0 < ahead < PASS_DISTANCE and abs(goal - v.x) > ahead and abs(py - v.y) < NPC_H:
-            v.step_aside(tick)
+        if goal is not None:
+            px, py = self._player.body.position
+            walk_past(tick, v, goal, (px, py))
 
     def _follow(self, tick: int, v: Villager, px: float) -> None:
         dx = px - v.x

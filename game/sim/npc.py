@@ -11,6 +11,7 @@ Every transition bumps ``epoch``: a line prepared for one epoch is stale in the 
 from __future__ import annotations
 
 import logging
+import math
 import random
 
 from game.sim.attitude import ATTITUDE_MIN
@@ -24,7 +25,7 @@ from game.sim.events import (
     SpeechWanted,
     Trigger,
 )
-from game.sim.npc_states import ACTING, ACTION_STATES, CALM, DOWN, NpcState
+from game.sim.npc_states import ACTING, ACTION_STATES, CALM, DOWN, ENDS_CHAT, NpcState
 from game.sim.orders import ACTION_TICKS, LASTING, ActionKind, Order, Outcome
 from game.sim.routine import DailyRound, Routine
 from game.sim.senses import Percept, Stimulus, StimulusKind
@@ -33,10 +34,8 @@ from game.sim.tuning import DEFAULT_TUNING, Tuning
 logger = logging.getLogger(__name__)
 
 
-#: What a villager busy with an action shrugs off (a hit still stops them).
-_IGNORED_WHILE_ACTING = frozenset(
-    {StimulusKind.TOPPLED, StimulusKind.NEAR_MISS, StimulusKind.BUMPED}
-)
+#: What a villager busy with an action or a conversation shrugs off (a hit still stops them).
+_SHRUGGED_OFF = frozenset({StimulusKind.TOPPLED, StimulusKind.NEAR_MISS, StimulusKind.BUMPED})
 
 
 class NpcBrain:
@@ -62,6 +61,8 @@ class NpcBrain:
         self.speed = tuning.walk_speed
         self.facing = 1
         self.engaged = False
+        self.chatting = False
+        """Whether the player's chat box is open with this villager: they stay for it."""
         self.fall_side = 0
         """Which way a blow knocks the villager over (+1 right, -1 left, 0 as they lean)."""
         self._inbox: list[Stimulus] = []
@@ -143,7 +144,7 @@ class NpcBrain:
         if self.state not in ACTING:
             return
         self._ending = (outcome, reason)
-        self._go(self._calm_state(tick), tick, self._outbox)
+        self._go(self._settled_state(tick), tick, self._outbox)
 
     def answer_call(self, tick: int) -> list[GameEvent]:
         """Another villager called: come over to the traveller and be ready to greet."""
@@ -152,19 +153,26 @@ class NpcBrain:
         return self.begin(tick, Order(ActionKind.COME), 0.0)
 
     def set_talking(self, tick: int, talking: bool) -> list[GameEvent]:
-        """Enter or leave TALK, as the player's chat box opens or closes."""
+        """Enter or leave TALK, as the player's chat box opens or closes.
+
+        While the chat is open the villager's rounds wait: whatever interrupts the chat
+        (a light knock, thanks for an errand, an action the player asked for) ends back
+        in TALK. Being knocked over, running off or turning away ends the chat.
+        """
         events: list[GameEvent] = []
         if talking:
-            if self.state in DOWN or self.state is NpcState.FLEE:
+            if self.state in ENDS_CHAT:
                 return events
+            self.chatting = True
+            self.engaged = True
             if self.state in ACTING:
                 # Busy with something the player asked for: they can talk on the way.
-                self.engaged = True
                 return events
             if self.state is not NpcState.TALK:
                 self._go(NpcState.TALK, tick, events)
-            self.engaged = True
-        elif self.state is NpcState.TALK:
+            return events
+        self.chatting = False
+        if self.state is NpcState.TALK:
             self._farewell(tick, events)
             self._go(self._calm_state(tick), tick, events)
         return events
@@ -225,12 +233,7 @@ class NpcBrain:
             return
         if self.state is NpcState.FLEE:
             return
-        if self.state in ACTING and stim.kind in _IGNORED_WHILE_ACTING:
-            return
-        if self.state is NpcState.TALK and stim.kind in (
-            StimulusKind.NEAR_MISS,
-            StimulusKind.TOPPLED,
-        ):
+        if (self.state in ACTING or self.chatting) and stim.kind in _SHRUGGED_OFF:
             return
         if stim.kind is StimulusKind.BUMPED:
             self._go(NpcState.REACT, p.tick, events)
@@ -264,16 +267,17 @@ class NpcBrain:
             if order is not None and in_state >= ACTION_TICKS[order.kind]:
                 done = order.kind in LASTING
                 self._ending = ("done", "") if done else ("gave_up", "time ran out")
-                self._go(self._calm_state(tick), tick, events)
+                self._go(self._settled_state(tick), tick, events)
         elif state is NpcState.REACT:
             if in_state >= t.react_ticks:
-                self._go(self._calm_state(tick), tick, events)
+                self._go(self._settled_state(tick), tick, events)
         elif state is NpcState.FLEE:
             if in_state >= t.flee_ticks:
                 self._go(self._calm_state(tick), tick, events)
         elif state is NpcState.TALK:
             self._face_player(p)
             if p.player_distance > t.leave_radius:
+                self.chatting = False
                 self._farewell(tick, events)
                 self._go(self._calm_state(tick), tick, events)
         elif state is NpcState.GREET:
@@ -346,13 +350,18 @@ class NpcBrain:
         """The state the villager's routine wants right now."""
         return self._round.calm_state(tick, self._x, self.tuning.arrive_eps)
 
+    def _settled_state(self, tick: int) -> NpcState:
+        """Where an interruption ends: back in the chat if it is still open, else calm."""
+        return NpcState.TALK if self.chatting else self._calm_state(tick)
+
     def _move(self, p: Percept) -> None:
         """Turn the current state into a movement wish for the body."""
         t = self.tuning
         if self.state in (NpcState.ROUTINE, NpcState.WANDER):
-            self.goal_x = self._round.goal(p.tick)
+            goal = self._round.goal(p.tick)
+            self.goal_x = self._short_of_player(p, goal)
             self.speed = t.walk_speed
-            self.facing = 1 if self.goal_x >= p.x else -1
+            self.facing = 1 if goal >= p.x else -1
         elif self.state in ACTING:
             self.goal_x = self._goal
             self.speed = t.run_speed if self._fast else t.walk_speed
@@ -365,6 +374,26 @@ class NpcBrain:
             self.facing = away
         else:
             self.goal_x = None
+
+    def _short_of_player(self, p: Percept, goal: float) -> float | None:
+        """Where to walk for ``goal`` without walking into the player.
+
+        A spot within personal distance of the player is waited for a step short of
+        them (None: already there, stand). A spot past the player is walked to; the
+        world has the villager step round them on the way.
+        """
+        t = self.tuning
+        player_x = p.x + p.player_dx
+        towards = (goal - p.x) * p.player_dx > 0.0
+        if (
+            not towards
+            or not -2.0 * t.personal_height <= p.player_dy <= t.personal_height
+            or abs(goal - player_x) >= t.personal_gap
+        ):
+            return goal
+        if abs(p.player_dx) <= t.personal_gap:
+            return None
+        return player_x - math.copysign(t.personal_gap, p.player_dx)
 
     def observe_position(self, x: float) -> None:
         """Tell the brain where its body is (used before the first ``think``)."""
@@ -402,6 +431,8 @@ class NpcBrain:
         old = self.state
         if old in ACTING and new is not old and self.order is not None:
             self._end_order(tick, events, self._ending or ("interrupted", new.value))
+        if new in ENDS_CHAT:
+            self.chatting = False
         self.state = new
         self.epoch += 1
         self.entered_tick = tick

@@ -30,6 +30,8 @@ class NpcState(StrEnum):
 
 CALM = (NpcState.IDLE, NpcState.ROUTINE, NpcState.WANDER)
 DOWN = (NpcState.KNOCKED_DOWN, NpcState.RECOVER)
+#: States that end a conversation: knocked over, running off, turning away.
+ENDS_CHAT = (*DOWN, NpcState.FLEE, NpcState.TURN_AWAY)
 #: The state each action is carried out in (running away is the brain's own flight).
 ACTION_STATES: dict[ActionKind, NpcState] = {
     ActionKind.FOLLOW: NpcState.FOLLOW,

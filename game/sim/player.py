@@ -248,6 +248,11 @@ class Player:
             index = (index + (1 if cycle > 0 else -1)) % len(self.candidates)
         self.target = self.candidates[index]
 
+    def take(self, prop: Prop) -> None:
+        """Hold ``prop`` from now on, as if just grabbed (a continued game hands it back)."""
+        if self.carrying is None and not prop.held:
+            self._pick_up(prop)
+
     def _pick_up(self, prop: Prop) -> None:
         prop.held = True
         prop.airborne_since = -1

@@ -77,8 +77,14 @@ class Rules:
         self._last_hit: dict[tuple[int, int], int] = {}
         self._awake = XIndex()
 
-    def resolve_contacts(self, tick: int, log: ContactLog, events: list[GameEvent]) -> None:
-        """Turn this step's recorded touches and zone crossings into events."""
+    def resolve_contacts(
+        self, tick: int, log: ContactLog, events: list[GameEvent], chatting: bool = False
+    ) -> None:
+        """Turn this step's recorded touches and zone crossings into events.
+
+        While the player is ``chatting``, a bump is still reported but not taken up by
+        the villager: nobody stops to complain about a nudge in a conversation.
+        """
         px = self._player.body.position.x
         for touch in log.prop_touches:
             prop = self._prop_by_shape.get(touch.shape)
@@ -112,7 +118,8 @@ class Rules:
                 continue
             self._last_bump[villager.id] = tick
             events.append(PlayerBumpedNpc(tick, villager.id, touch.impulse))
-            villager.brain.notify(Stimulus(StimulusKind.BUMPED, (), touch.impulse, True, px))
+            if not chatting:
+                villager.brain.notify(Stimulus(StimulusKind.BUMPED, (), touch.impulse, True, px))
         for crossing in log.crossings:
             zone_id = self._zone_by_shape.get(crossing.zone_shape)
             prop = self._prop_by_shape.get(crossing.prop_shape)

@@ -36,9 +36,10 @@ class Stimulus:
 class Percept:
     """What a villager knows about the world this tick.
 
-    ``tilt`` is the absolute body angle in radians; ``player_seen`` means within sight
-    radius with a clear line of sight; ``neighbour_id`` is an idle villager close enough
-    for small talk, if any.
+    ``tilt`` is the absolute body angle in radians; ``player_dx`` and ``player_dy`` are
+    the player's offset from the villager; ``player_seen`` means within sight radius with
+    a clear line of sight; ``neighbour_id`` is an idle villager close enough for small
+    talk, if any.
     """
 
     tick: int
@@ -48,3 +49,4 @@ class Percept:
     player_dx: float
     player_seen: bool
     neighbour_id: int | None = None
+    player_dy: float = 0.0

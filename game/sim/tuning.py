@@ -29,6 +29,13 @@ class Tuning:
     knockdown_impulse: float = 2000.0
     upright_tilt: float = 0.1
     arrive_eps: float = 14.0
+    personal_gap: float = 56.0
+    """How near (middle to middle) a villager on their rounds comes to the player: a step
+    short of touching, so the one whose spot the player stands on waits there."""
+    personal_height: float = 40.0
+    """The player counts as in the way only if no higher than this above the villager (not
+    up on a roof, a crate or their head), nor twice as far below (a villager hopping over
+    something on the way is still in the street)."""
     walk_speed: float = 80.0
     run_speed: float = 190.0
     ambient_gap: int = 1200

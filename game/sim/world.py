@@ -16,7 +16,7 @@ import random
 import pymunk
 
 from game.sim import aim, builder
-from game.sim.actions import ActionRunner, carry
+from game.sim.actions import ActionRunner, carry, walk_past
 from game.sim.cast import Cast, NpcSpec
 from game.sim.categories import HELD, PROP
 from game.sim.contacts import ContactLog, install
@@ -24,7 +24,7 @@ from game.sim.depiction import actor_views, npc_status, player_status, prop_view
 from game.sim.errands import Errand, ErrandBoard
 from game.sim.events import GameEvent
 from game.sim.level import Level
-from game.sim.npc_states import NpcState
+from game.sim.npc_states import CALM, NpcState
 from game.sim.orders import ActionKind, Order
 from game.sim.perception import EYE_HEIGHT, XIndex, line_of_sight
 from game.sim.player import PLAYER_H, PLAYER_W, Player, PlayerIntent
@@ -114,6 +114,8 @@ class World:
             self.entity_position,
         )
         self._pending: list[GameEvent] = []
+        self._chat_partner: int | None = None
+        """The villager the player's chat box is open with, if any."""
         self._idle = XIndex()
         for v in self.villagers:
             v.sense()
@@ -146,14 +148,18 @@ class World:
         for villager in self.villagers:
             villager.sense()
         self._keep_off_player(tick)
-        self._rules.resolve_contacts(tick, self._log, events)
+        self._rules.resolve_contacts(tick, self._log, events, self._chat_partner is not None)
         self._rules.resolve_flights(tick, events)
         self._rules.check_stacks(tick, events)
         if tick % ERRAND_STRIDE == 0:
             self._rules.check_errands(tick, events)
+        px, py = self.player.body.position
         for villager in self.villagers:
-            if villager.brain.order is not None or villager.carrying is not None:
+            brain = villager.brain
+            if brain.order is not None or villager.carrying is not None:
                 self._actions.steer(tick, villager)
+            elif brain.state in CALM and brain.goal_x is not None:
+                walk_past(tick, villager, brain.goal_x, (px, py))
         self._actions.rejoin(tick)
         self._think(tick, events)
         self.tick = tick
@@ -214,7 +220,9 @@ class World:
                 if v.brain.state is NpcState.IDLE:
                     near = self._idle.nearest(v.x, v.y, AMBIENT_RADIUS, exclude=v.id)
                     v.neighbour = near[0] if near is not None else None
-            percept = Percept(tick, v.x, abs(v.angle), distance, dx, v.sees_player, v.neighbour)
+            percept = Percept(
+                tick, v.x, abs(v.angle), distance, dx, v.sees_player, v.neighbour, py - v.y
+            )
             events.extend(v.brain.think(percept))
 
     # -- views and queries ----------------------------------------------------------
@@ -367,7 +375,14 @@ class World:
         if talking and not v.brain.can_talk:
             return False
         self._pending.extend(v.brain.set_talking(self.tick, talking))
-        return not talking or v.brain.state is NpcState.TALK or v.brain.acting
+        if not talking:
+            if self._chat_partner == npc_id:
+                self._chat_partner = None
+            return True
+        opened = v.brain.state is NpcState.TALK or v.brain.acting
+        if opened:
+            self._chat_partner = npc_id
+        return opened
 
     def start_action(self, npc_id: int, order: Order) -> bool:
         """Have a villager carry out ``order`` from the next tick; False if they cannot.

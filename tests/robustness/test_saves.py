@@ -21,6 +21,11 @@ from game.persist.lock import SaveInUseError
 from game.persist.save_schema import APPLICATION_ID, SCHEMA_V1, SCHEMA_VERSION
 from game.persist.saver import state_digest
 from game.persist.store import SaveState, SaveStore
+from game.sim.continuity import ErrandState, WorldState
+
+
+def _world(errands: dict[str, ErrandState]) -> WorldState:
+    return WorldState(player=(1500.0, 40.0), errands=errands)
 
 
 def _v1_file(path: Path) -> None:
@@ -186,7 +191,7 @@ def test_a_damaged_row_is_left_out_and_the_rest_of_the_save_continues(tmp_path: 
             "baker": MemoryRecord((("Marta", "Fresh bread!"),), ("the traveller bumped",)),
             "guard": MemoryRecord((("Sela", "Halt."),), (), attitude=-1),
         }
-        store.write(SaveState(memories, {"apples": (2, False)}, (1500.0, 40.0), 600))
+        store.write(SaveState(memories, _world({"apples": ErrandState(2, False)}), 600))
         store.close()
         db = sqlite3.connect(path)
         db.execute(statement)
@@ -263,7 +268,7 @@ def test_a_full_disk_keeps_the_good_save_and_the_next_start_continues(tmp_path: 
         path = disk / "save.sqlite3"
         store = SaveStore(path)
         memories = {"baker": MemoryRecord((("Marta", "Fresh bread!"),), (), attitude=1)}
-        store.write(SaveState(memories, {"apples": (3, False)}, (1500.0, 40.0), 600))
+        store.write(SaveState(memories, _world({"apples": ErrandState(3, False)}), 600))
         store.close()
         for suffix in ("-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)

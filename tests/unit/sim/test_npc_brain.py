@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 from game.sim.events import NpcGotUp, NpcKnockedDown, NpcTransitioned, SpeechWanted, Trigger
@@ -220,3 +221,50 @@ def test_routine_walks_to_work_then_home() -> None:
     assert brain.goal_x == 500.0
     brain.think(Percept(150, 500.0, 0.0, 1000.0, 1000.0, False))
     assert brain.goal_x == 0.0
+
+
+def test_a_villager_in_a_chat_waits_out_a_knock_and_faces_the_player() -> None:
+    routine = Routine(home_x=100.0, work_x=900.0)  # the round wants them far off
+    brain = NpcBrain(NPC, PLAYER, routine, random.Random(3), TUNING)
+    brain.observe_position(100.0)
+    brain.set_talking(1, True)
+    brain.notify(Stimulus(StimulusKind.HIT, (7,), 300.0, False, 60.0))  # a ball, from the left
+    events = run(brain, 2, 600, distance=60.0, seen=True)  # the player stands to the right
+    assert len(speech(events, Trigger.HIT)) == 1  # the knock still gets its word
+    assert brain.state is NpcState.TALK
+    assert brain.goal_x is None
+    assert brain.facing == 1
+    assert [t.new for t in transitions(events)] == ["react", "talk"]
+
+
+def test_a_bump_in_a_chat_wants_no_line_and_leaves_the_chat_alone() -> None:
+    brain = make_brain()
+    brain.set_talking(1, True)
+    brain.notify(Stimulus(StimulusKind.BUMPED, (), 500.0, True, 160.0))
+    events = run(brain, 2, 120, distance=60.0, seen=True)
+    assert speech(events, Trigger.BUMPED) == []
+    assert transitions(events) == []
+    assert brain.state is NpcState.TALK
+    brain.set_talking(200, False)
+    brain.notify(Stimulus(StimulusKind.BUMPED, (), 500.0, True, 160.0))
+    assert len(speech(brain.think(percept(201, distance=60.0)), Trigger.BUMPED)) == 1
+
+
+def test_a_round_waits_a_step_short_of_a_player_standing_on_its_spot() -> None:
+    routine = Routine(home_x=0.0, work_x=500.0)
+    brain = NpcBrain(NPC, PLAYER, routine, random.Random(1), TUNING)
+    gap = TUNING.personal_gap
+    # The player stands with their back turned (unseen), 10 past the spot.
+    brain.think(Percept(1, 0.0, 0.0, 510.0, 510.0, False))
+    assert brain.state is NpcState.ROUTINE
+    assert brain.goal_x == 510.0 - gap
+    assert brain.facing == 1
+    brain.think(Percept(2, 510.0 - gap + 4.0, 0.0, gap - 4.0, gap - 4.0, False))
+    assert brain.state is NpcState.ROUTINE
+    assert brain.goal_x is None  # there: stand, do not push in
+    brain.think(Percept(3, 510.0 - gap + 4.0, 0.0, gap, gap - 4.0, False, None, -50.0))
+    assert brain.goal_x is None  # up in a hop, still at the player's level
+    brain.think(Percept(4, 0.0, 0.0, math.hypot(500.0, 200.0), 500.0, False, None, 200.0))
+    assert brain.goal_x == 500.0  # the player is up on a roof, not in the way
+    brain.think(Percept(5, 0.0, 0.0, 250.0, 250.0, False))
+    assert brain.goal_x == 500.0  # a player halfway is walked past, not waited for
