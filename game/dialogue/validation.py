@@ -207,6 +207,7 @@ def live_facts(world: LiveWorld, snapshot: LineSnapshot, limits: Limits) -> dict
     return {
         "tick": world.tick,
         "epoch": None if npc is None else npc.epoch,
+        "state": None if npc is None else npc.state,
         "conscious": None if npc is None else npc.conscious,
         "can_talk": None if npc is None else npc.can_talk,
         "listener_distance": listener_distance,

@@ -158,6 +158,12 @@ def _disrupted_since_prepared(r: dict[str, Any]) -> None:
     r["live"]["last_disruption_tick"] = 125
 
 
+def _reaction_disrupted_after(r: dict[str, Any]) -> None:
+    r["live"]["epoch"] = 5
+    r["live"]["state"] = "routine"  # over, so the reaction may still be said, but...
+    r["live"]["last_disruption_tick"] = 125  # ...something new happened to them since
+
+
 def _out_of_range(r: dict[str, Any]) -> None:
     r["live"]["listener_distance"] = 140.0 * 3.5 + 1.0
 
@@ -189,6 +195,7 @@ def _speaker_busy(r: dict[str, Any]) -> None:
 BREAKS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "epoch changed": (_epoch_changed, "epoch_changed"),
     "disrupted since prepared": (_disrupted_since_prepared, "disrupted_since_prepared"),
+    "reaction disrupted since asked": (_reaction_disrupted_after, "disrupted_since_asked"),
     "out of range": (_out_of_range, "out_of_range"),
     "listener gone": (_listener_gone, "out_of_range"),
     "too old": (_too_old, "too_old"),
@@ -215,6 +222,15 @@ def test_audit_passes_a_clean_record_and_skips_template_lines(tmp_path: Path) ->
         "origins": {"model": 1, "template": 1},
         "replacement_chars": 0,
     }
+
+
+def test_audit_lets_a_reaction_outlive_its_state_but_not_a_talk(tmp_path: Path) -> None:
+    over = clean_record()
+    over["live"].update(epoch=5, state="routine")
+    talking = clean_record()
+    talking["live"].update(epoch=5, state="talk")
+    result = audit(write_log(tmp_path / "log.jsonl", over, talking))
+    assert result["by_rule"] == {"epoch_changed": 1}
 
 
 @pytest.mark.parametrize("broken", list(BREAKS))

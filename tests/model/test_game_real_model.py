@@ -56,6 +56,7 @@ def test_the_tick_never_waits_for_the_model(village_run: tuple[dict[str, Any], P
     # A single tick's maximum also counts any moment the OS gave the core to another
     # process (5.1 ms beside a training run, 8.8 ms beside two busy loops), so it is held
     # to one frame: a tick that waited for the model would take a whole line, 100 ms or more.
-    assert report["ai"]["main_thread_ai_ms"]["p99"] <= 1.0
+    # Ticks that ask for a line build its prompt here (p99 0.9-1.3 ms measured quietly).
+    assert report["ai"]["main_thread_ai_ms"]["p99"] <= 2.0
     assert report["ai"]["main_thread_ai_ms"]["max"] < FRAME_MS
     assert report["tick_ms"]["p99"] < FRAME_MS

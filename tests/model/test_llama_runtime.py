@@ -105,7 +105,10 @@ def test_generates_a_clean_streamed_line(runtime: AiRuntime) -> None:
     assert clean_line(text, HygieneConfig()) == text
     assert '"' not in text
     assert "\n" not in text
-    assert done.stats.tokens == len(streamed)
+    # The content filter lets words out only once they are closed and checked (whole
+    # clauses, with the semantic layer), so a stream event may carry several tokens.
+    assert done.stats.tokens >= len(streamed)
+    assert all(text.startswith(e.text_so_far.rstrip(" ,")) for e in streamed)
     assert done.stats.ttft_s > 0.0
 
 

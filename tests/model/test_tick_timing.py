@@ -53,12 +53,14 @@ def test_the_model_really_ran(runs: dict[str, list[dict[str, Any]]]) -> None:
 def test_the_ai_boundary_costs_the_tick_next_to_nothing(
     runs: dict[str, list[dict[str, Any]]],
 ) -> None:
-    # The typical tick spends a few hundredths of a millisecond in AI code. A single
+    # The typical tick spends a few hundredths of a millisecond in AI code. The ticks that
+    # ask for a line build its prompt here: with greetings and goodbyes written ahead there
+    # are more of them, and the p99 measured 0.9-1.3 ms on a quiet machine. A single
     # tick's maximum also counts any moment the OS gave the core to another process (8.8 ms
     # with two busy loops beside the suite), so it is held to one frame: the sync run
     # below spends more than a frame in one tick, waiting for a line.
     for report in runs["async"]:
-        assert report["ai"]["main_thread_ai_ms"]["p99"] <= 1.0
+        assert report["ai"]["main_thread_ai_ms"]["p99"] <= 2.0
         assert report["ai"]["main_thread_ai_ms"]["max"] <= FRAME_MS
 
 

@@ -18,12 +18,18 @@ from typing import Any
 from game.dialogue.validation import Limits, reach
 from game.sim.events import Trigger
 
+# A reaction may still be said once its villager is back to their day or still reacting.
+_REACTIONS = {"hit", "near_miss", "bumped", "toppled"}
+_AFTER_REACTION = {"idle", "routine", "wander", "react", "flee"}
+
 
 def violations(record: dict[str, Any]) -> list[str]:
     """The rules a logged bubble broke at the tick it appeared (empty if none)."""
     snap, live = record.get("snapshot"), record.get("live")
-    if snap is None or live is None:
-        return []  # a template line written at its own tick: nothing to hold it against
+    if snap is None or live is None or record.get("origin") == "unfinished":
+        # A template line written at its own tick has nothing to hold it against; a reply
+        # cut after its first words keeps what the player had already read.
+        return []
     found = []
     if not live["conscious"] or not live["can_talk"]:
         found.append("speaker_cannot_talk")
@@ -31,7 +37,11 @@ def violations(record: dict[str, Any]) -> list[str]:
         if live["last_disruption_tick"] >= snap["tick"]:
             found.append("disrupted_since_prepared")
     elif live["epoch"] != snap["epoch"]:
-        found.append("epoch_changed")
+        outlived = snap["trigger"] in _REACTIONS and live.get("state") in _AFTER_REACTION
+        if not outlived:
+            found.append("epoch_changed")
+        elif live["last_disruption_tick"] > snap["tick"]:
+            found.append("disrupted_since_asked")
     if snap["listener_id"] is not None:
         distance = live["listener_distance"]
         limit = reach(Trigger(snap["trigger"]), live["talk_radius"])
