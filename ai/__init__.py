@@ -23,6 +23,7 @@ from ai.config import (
     ScriptedConfig,
 )
 from ai.events import (
+    PLAYER_TEXT_UNFIT,
     AiEvent,
     FallbackUsed,
     LineCompleted,
@@ -51,6 +52,7 @@ from ai.scripted_backend import ScriptedBackend, ScriptedError, ScriptedHang
 from ai.selection import LineCriteria, Verdict
 
 __all__ = [
+    "PLAYER_TEXT_UNFIT",
     "AiConfig",
     "AiEvent",
     "AiMetrics",

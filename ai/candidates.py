@@ -15,7 +15,7 @@ The content filter (:mod:`ai.content.screen`) judges each candidate on the way: 
 candidate ends at the first piece whose newest word the word list refuses, a finished
 line the word list or the semantic layer refuses is an "unfit" candidate, and the
 player's words in a chat request are read by the semantic layer before any reply is
-drawn ("refused" when they fail).
+drawn ("player_text_unfit" when they fail; not "refused", a server's closed port).
 """
 
 from __future__ import annotations
@@ -27,7 +27,14 @@ from dataclasses import replace
 from ai.backend import Backend, GenerationParams
 from ai.config import HygieneConfig
 from ai.content.screen import Screen, StreamGate
-from ai.events import AiEvent, LineCompleted, LineFailed, RequestStats, TokenStreamed
+from ai.events import (
+    PLAYER_TEXT_UNFIT,
+    AiEvent,
+    LineCompleted,
+    LineFailed,
+    RequestStats,
+    TokenStreamed,
+)
 from ai.hygiene import (
     clean_line,
     clean_partial,
@@ -111,7 +118,7 @@ class CandidateDraw:
         if player_text and self._screen.reads_meaning and not self._screen.meaning(player_text).ok:
             # The word list passed it on the main thread; its meaning did not pass here.
             logger.info("player text refused for npc %d", request.npc_id)
-            return LineFailed(ticket.handle, request, "refused")
+            return LineFailed(ticket.handle, request, PLAYER_TEXT_UNFIT)
         drawn: list[tuple[Verdict, PromptSpec]] = []
         slowest = 0.0
         tokens = 0

@@ -81,6 +81,11 @@ class LineCompleted:
     scores: tuple[float, ...] = ()
 
 
+PLAYER_TEXT_UNFIT = "player_text_unfit"
+"""The failure of a chat request whose player's words the content filter refused: a
+content decision, never the tier's fault (unlike "refused", a server's closed port)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LineFailed:
     """Generation failed or its output was rejected; a fallback follows.

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ai.events import (
+    PLAYER_TEXT_UNFIT,
     TERMINAL_EVENTS,
     AiEvent,
     LineCompleted,
@@ -89,7 +90,8 @@ class BreakerProbes:
         elif isinstance(event, TERMINAL_EVENTS):
             del self._sent[key]
             if isinstance(event, LineCompleted) or (
-                isinstance(event, LineFailed) and event.reason in ("garbage", "unfit", "refused")
+                isinstance(event, LineFailed)
+                and event.reason in ("garbage", "unfit", PLAYER_TEXT_UNFIT)
             ):
                 breaker.record_success()  # the server answered, whatever it said
             else:

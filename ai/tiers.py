@@ -19,7 +19,7 @@ from ai.backend import Backend
 from ai.breaker import CircuitBreaker
 from ai.config import AiConfig, RoutingConfig, RuntimeConfig
 from ai.content.filter import ContentFilter
-from ai.events import RequestStats
+from ai.events import PLAYER_TEXT_UNFIT, RequestStats
 from ai.fallback import FallbackSource
 from ai.load_checks import Probe
 from ai.metrics import TierStats, percentile, summarize
@@ -137,7 +137,7 @@ class Tier:
         """A request failed here; availability failures feed the breaker, and a server
         that asks to be left alone (``retry_after_s``) opens it for that long."""
         self.failures[reason] += 1
-        if self.breaker is None or reason in ("garbage", "unfit", "refused"):
+        if self.breaker is None or reason in ("garbage", "unfit", PLAYER_TEXT_UNFIT):
             return
         if retry_after_s > 0.0:
             self.breaker.hold_off(now, retry_after_s)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from ai import (
+    PLAYER_TEXT_UNFIT,
     AiConfig,
     AiEvent,
     ConfigurableRuntime,
@@ -400,7 +401,7 @@ class ModelLineSource:
             self._out.append(self.chats.unfinished(record, tier))
             return
         origin: LineOrigin = "model" if isinstance(event, LineCompleted) else "fallback"
-        if isinstance(event, FallbackUsed) and event.reason == "refused":
+        if isinstance(event, FallbackUsed) and event.reason == PLAYER_TEXT_UNFIT:
             origin = "refusal"  # the player's words failed the semantic layer
         self.worker_time.settle(event.handle.id, "shown" if origin == "model" else "failed")
         tier = event.tier if isinstance(event, LineCompleted) else ""
