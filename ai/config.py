@@ -360,7 +360,8 @@ class AiConfig:
 
         Live: sampling (but the seed, which seeds the model's generator at load), the
         budgets and the rate limit (not the queue size), hygiene, the filter, routing and
-        the breaker. Kept until the next start: the model, the fake backend's timings,
+        the breaker. Kept until the next start: the model (the game swaps in another one
+        beside it, see ``ai.swap``), the fake backend's timings,
         the process settings and the server tier's own settings.
         """
         return replace(
