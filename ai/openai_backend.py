@@ -54,15 +54,18 @@ class OpenAiBackend:
     """Streams lines from an OpenAI-compatible server; one instance per tier lane."""
 
     def __init__(self, config: RemoteConfig, env: Mapping[str, str] | None = None) -> None:
-        self._config = config
         self._env = os.environ if env is None else env
         self._loop: asyncio.AbstractEventLoop | None = None
         self._client: httpx.AsyncClient | None = None
+        self._interrupted = threading.Event()
+        self._aim(config)
+
+    def _aim(self, config: RemoteConfig) -> None:
+        self._config = config
         chat = config.api == "chat"
         self._chat = chat
         self._url = config.base_url.rstrip("/") + ("/chat/completions" if chat else "/completions")
         self._url_problem = _url_problem(self._url)
-        self._interrupted = threading.Event()
 
     @property
     def url(self) -> str:
@@ -76,6 +79,33 @@ class OpenAiBackend:
         the tier comes up, its first requests fail with "refused", and the breaker opens.
         """
         progress(0.0, "opening HTTP client")
+        self._loop = asyncio.new_event_loop()
+        self._client = self._open_client()
+        logger.info("remote tier: %s (model %s)", self._url, self._config.model)
+        progress(1.0, "ready")
+
+    def use_server(self, config: RemoteConfig) -> None:
+        """From the next request on, send to the server ``config`` names (worker thread).
+
+        A new address, model or API takes effect at once; a new key or timeouts open a
+        new HTTP client on this thread's loop, and the old one is closed.
+        """
+        old = self._config
+        if config == old:
+            return
+        self._aim(config)
+        reopen = (config.api_key_env, config.connect_timeout_s, config.read_timeout_s) != (
+            old.api_key_env,
+            old.connect_timeout_s,
+            old.read_timeout_s,
+        )
+        loop, client = self._loop, self._client
+        if reopen and loop is not None and client is not None:
+            self._client = self._open_client()
+            loop.run_until_complete(client.aclose())
+        logger.info("remote tier now: %s (model %s)", self._url, config.model)
+
+    def _open_client(self) -> httpx.AsyncClient:
         headers = {"Accept": "text/event-stream"}
         key_env = self._config.api_key_env
         if key_env:
@@ -90,11 +120,8 @@ class OpenAiBackend:
             write=self._config.read_timeout_s,
             pool=self._config.connect_timeout_s,
         )
-        self._loop = asyncio.new_event_loop()
         # trust_env=False: no proxy from the environment may reroute the game's traffic.
-        self._client = httpx.AsyncClient(headers=headers, timeout=timeout, trust_env=False)
-        logger.info("remote tier: %s (model %s)", self._url, self._config.model)
-        progress(1.0, "ready")
+        return httpx.AsyncClient(headers=headers, timeout=timeout, trust_env=False)
 
     def generate(
         self, prompt: PromptSpec, params: GenerationParams, should_stop: StopCheck

@@ -128,8 +128,9 @@ class Router:
 
         Routing (tiers per class, hedging, latency window) and the breaker apply to the
         next request; every lane, and a model a swap brings up later, takes the
-        sampling, hygiene, filter and rate limit (see :meth:`AiRuntime.reconfigure`).
-        Which tiers exist, and the server's own settings, stay as they started.
+        sampling, hygiene, filter and rate limit (see :meth:`AiRuntime.reconfigure`), and
+        each server lane the server's address, model, key and timeouts. Which tiers
+        exist, and how many lanes the server has, stay as they started.
         """
         self._routing = config.routing
         self._breaker_probes.use_timeout(config.breaker.probe_timeout_s)

@@ -16,7 +16,13 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 
-from ai.backend import Backend, GenerationError, GenerationParams, ModelLoadError
+from ai.backend import (
+    Backend,
+    GenerationError,
+    GenerationParams,
+    ModelLoadError,
+    ServerBackend,
+)
 from ai.candidates import CandidateDraw
 from ai.config import AiConfig
 from ai.content.filter import ContentFilter
@@ -245,6 +251,8 @@ class Worker:
         if config.filter != old.filter or config.hygiene.blocklist != old.hygiene.blocklist:
             screen = self.screen
             screen.content = screen.content.reconfigured(config.filter, config.hygiene.blocklist)
+        if config.remote != old.remote and isinstance(self._backend, ServerBackend):
+            self._backend.use_server(config.remote)
 
     def _serve(self, ticket: Ticket) -> None:
         self._adopt_offered()

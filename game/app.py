@@ -252,7 +252,7 @@ def watch_settings(
     ``settings`` are the ones it was built with; ``reads`` hands over what the files hold
     after each edit. Bubble times and player text length reach the dialogue; the AI's
     live settings, the budgets, the admission and the pacing reach the model line source,
-    and through it the runtime's worker.
+    and through it the runtime's worker. An edited local model is swapped in.
     """
     source = village.dialogue.source
     model = source if isinstance(source, ModelLineSource) else None
@@ -273,7 +273,13 @@ def watch_settings(
                 dialogue.greet_ahead,
             )
 
-    live = LiveSettings(reads, settings, apply, config_dir)
+    live = LiveSettings(
+        reads,
+        settings,
+        apply,
+        config_dir,
+        swap=model.use_model if model is not None and model.voice is not None else None,
+    )
     village.live_settings = live
     return live
 
@@ -339,8 +345,12 @@ def _model_source(
         admission=settings.game.dialogue.admission,
         greet_ahead=settings.game.dialogue.greet_ahead,
         voice=(
-            VoiceSwap(runtime, ai.model, str(VILLAGE_ADAPTER_PATH))
-            if isinstance(runtime, Router) and VILLAGE_ADAPTER_PATH.exists()
+            VoiceSwap(
+                runtime,
+                ai.model,
+                str(VILLAGE_ADAPTER_PATH) if VILLAGE_ADAPTER_PATH.exists() else "",
+            )
+            if isinstance(runtime, Router)
             else None
         ),
         view_half_width=settings.game.window.width / 2,

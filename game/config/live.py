@@ -4,7 +4,11 @@
 what the :class:`~game.config.watch.ConfigWatcher` read, compares it with the settings
 the files held before, and hands the ones that can change live to ``apply`` in one
 immutable :class:`Settings`. The ones that cannot are named in one message and keep the
-value the game started with. A bad edit keeps the last good settings, with one message.
+value the game started with. An edit that names another model (``ai.model``'s file,
+its sha256, the adapter or its scale) goes to ``swap``, which brings the new model up
+beside the serving one (``game.dialogue.voice_swap``). How a model is loaded (threads,
+context, batch) and the backend wait for the next start. A bad edit keeps the last good
+settings, with one message.
 Each message goes to the log and to :meth:`LiveSettings.take_notices`, for the screen.
 """
 
@@ -18,11 +22,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from ai import ModelConfig
 from game.config.settings import Settings
 from game.config.watch import ConfigRead, SettingsRefused
 from game.headless.report import SettingsReport
 
 logger = logging.getLogger(__name__)
+
+#: The settings that say which model speaks; an edit to any of them swaps the model.
+SWAPPED_KEYS = ("model_path", "model_sha256", "adapter", "adapter_scale")
 
 #: Twice a second at 60 Hz: an edit shows within a second of being saved.
 EVERY_TICKS = 30
@@ -73,7 +81,8 @@ class LiveSettings:
     """Applies edits to the config files while the game runs; main thread only.
 
     ``running`` are the settings the game started with, ``apply`` hands reloaded ones
-    to the parts that use them. :attr:`settings` are the settings in force.
+    to the parts that use them, ``swap`` asks for an edited model and says what happens
+    (None: the model is restart-only). :attr:`settings` are the settings in force.
     """
 
     def __init__(
@@ -83,9 +92,11 @@ class LiveSettings:
         apply: Callable[[Settings], None],
         config_dir: Path,
         every: int = EVERY_TICKS,
+        swap: Callable[[ModelConfig], str] | None = None,
     ) -> None:
         self._reads = reads
         self._apply = apply
+        self._swap = swap
         self._dir = config_dir
         self._every = max(1, every)
         self._files = running  # what the files held at the last good read
@@ -114,6 +125,9 @@ class LiveSettings:
             return
         edited = set(changed_keys(self._files, new))
         live = list(changed_keys(self.settings, in_force))
+        model = self._swapped_model(edited, in_force, new)
+        if model is not None:
+            in_force = replace(in_force, ai=replace(in_force.ai, model=model))
         waiting = [key for key in changed_keys(in_force, new) if key in edited]
         if live:
             try:
@@ -129,6 +143,10 @@ class LiveSettings:
                 ", ".join(_change(key, self.settings, in_force) for key in live),
             )
             self._notices.append(_short(f"Settings reloaded: {_names(live)}"))
+        if model is not None and self._swap is not None:
+            said = self._swap(model)
+            logger.info("model edited in %s: %s", self._dir, said)
+            self._notices.append(_short(said))
         if waiting:
             logger.warning(
                 "settings changed in %s that take effect at the next start (kept until then): %s",
@@ -136,10 +154,19 @@ class LiveSettings:
                 ", ".join(waiting),
             )
             self._notices.append(_short(f"Takes effect at the next start: {_names(waiting)}"))
-        if not live and not waiting and self._refused:
+        if not live and not waiting and model is None and self._refused:
             logger.info("settings in %s are good again; nothing to change", self._dir)
             self._notices.append("Settings are good again; nothing changed")
         self._files, self.settings, self._refused = new, in_force, False
+
+    def _swapped_model(
+        self, edited: set[str], in_force: Settings, new: Settings
+    ) -> ModelConfig | None:
+        """The edited model to swap to, or None (no model named anew, or no swap)."""
+        if self._swap is None or not edited & {f"ai.model.{key}" for key in SWAPPED_KEYS}:
+            return None
+        named = {key: getattr(new.ai.model, key) for key in SWAPPED_KEYS}
+        return replace(in_force.ai.model, **named)
 
     def take_notices(self) -> list[str]:
         """The messages for the screen since the last call."""

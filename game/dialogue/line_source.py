@@ -11,6 +11,7 @@ the report read of a source is a separate, smaller protocol: ``SourceStatus``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Protocol
 
 from game.dialogue.templates import TemplateLines
@@ -94,6 +95,14 @@ class LineSource(Protocol):
         """Release threads and models."""
 
 
+@dataclass(frozen=True)
+class ModelChoice:
+    """A GGUF in the models folder the player can switch to, and whether it serves now."""
+
+    path: Path
+    serving: bool
+
+
 class SourceStatus(Protocol):
     """What the HUD, the headless report and the demo's F5 switch ask of a source."""
 
@@ -121,6 +130,12 @@ class SourceStatus(Protocol):
 
     def toggle_adapter(self) -> str:
         """Swap the village adapter on or off while the game runs; say what happens."""
+
+    def model_choices(self) -> list[ModelChoice]:
+        """The models in the models folder the game can switch to while it runs."""
+
+    def use_model_file(self, path: Path) -> str:
+        """Switch to the GGUF at ``path`` while the game runs; say what happens."""
 
     def take_notices(self) -> list[str]:
         """Messages for the player since the last call (a model swap done or refused)."""
@@ -176,6 +191,15 @@ class TemplateLineSource:
     def toggle_adapter(self) -> str:
         """There is no model to swap."""
         return "The model is off: villagers speak from their templates"
+
+    def model_choices(self) -> list[ModelChoice]:
+        """No model, nothing to switch to."""
+        return []
+
+    def use_model_file(self, path: Path) -> str:
+        """There is no model to swap."""
+        del path
+        return self.toggle_adapter()
 
     def take_notices(self) -> list[str]:
         """Nothing ever changes here."""

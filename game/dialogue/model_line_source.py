@@ -14,6 +14,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from pathlib import Path
 
 from ai import (
     PLAYER_TEXT_UNFIT,
@@ -24,6 +25,7 @@ from ai import (
     LineCompleted,
     LineRequest,
     LineRuntime,
+    ModelConfig,
     RequestStarted,
     SchedulerConfig,
     TokenStreamed,
@@ -41,6 +43,7 @@ from game.dialogue.line_source import (
     LineOrigin,
     LinePartial,
     LineReady,
+    ModelChoice,
 )
 from game.dialogue.memory import PLAYER_SPEAKER, Memories
 from game.dialogue.model_report import hud_rows, model_report, tier_rows
@@ -66,6 +69,7 @@ _PREDICT_EVERY = 3
 # few onlookers get model lines, the rest answer at once from their templates.
 _CROWD_TRIGGERS = frozenset({Trigger.TOPPLED})
 _MODEL_VOICES_PER_EVENT = 2
+_NO_SWAP = "Only the local model can be swapped"
 
 
 def _why(event: LineCompleted | FallbackUsed) -> str:
@@ -276,8 +280,27 @@ class ModelLineSource:
     def toggle_adapter(self) -> str:
         """Swap the village adapter on or off while the game runs (see ``voice_swap``)."""
         if self.voice is None:
-            return "Only the local model can be swapped"
+            return _NO_SWAP
         return self.voice.toggle(self._builder, self.world)
+
+    def model_choices(self) -> list[ModelChoice]:
+        """The GGUFs in the models folder, for the pause menu (none if nothing swaps)."""
+        voice = self.voice
+        if voice is None:
+            return []
+        return [ModelChoice(path, voice.serving(path)) for path in voice.choices()]
+
+    def use_model_file(self, path: Path) -> str:
+        """Switch to the GGUF at ``path`` while the game runs (see ``voice_swap``)."""
+        if self.voice is None:
+            return _NO_SWAP
+        return self.voice.use_file(path, self._builder, self.world)
+
+    def use_model(self, model: ModelConfig) -> str:
+        """Switch to ``model`` (an edit to ``ai.model``) while the game runs."""
+        if self.voice is None:
+            return _NO_SWAP
+        return self.voice.use(model, self._builder, self.world)
 
     def take_notices(self) -> list[str]:
         """Messages for the player since the last call (a model swap done or refused)."""

@@ -257,18 +257,21 @@ class GameWindow:
             self.show_help = not self.show_help
 
     def _menu_pick(self, index: int | None) -> None:
-        action = self.menu.pick(index)
-        if action == "quit":
+        item = self.menu.pick(index)
+        if item.action == "quit":
             self.running = False
-        elif action == "voice":
+        elif item.action == "voice":
             self._pause(False)
             self._say(self.village.ai.toggle_adapter())
+        elif item.action == "model" and item.model is not None:
+            self._pause(False)
+            self._say(self.village.ai.use_model_file(item.model))
         else:
             self._pause(False)
 
     def _pause(self, paused: bool) -> None:
         self.paused = paused
-        self.menu.reset()
+        self.menu.reset(self.village.ai.model_choices() if paused else ())
         self.controls.release_all()
         self.loop.reset()
 

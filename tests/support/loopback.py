@@ -153,6 +153,11 @@ def completion_chunk(text: str) -> str:
     return "data: " + json.dumps({"choices": [{"text": text, "index": 0}]}) + "\n"
 
 
+def chat_chunk(text: str) -> str:
+    """One ``/v1/chat/completions`` stream event."""
+    return "data: " + json.dumps({"choices": [{"delta": {"content": text}, "index": 0}]}) + "\n"
+
+
 class SlowProxy:
     """A TCP proxy on loopback that holds every answer back by ``delay_s`` before passing it on."""
 

@@ -109,14 +109,15 @@ def test_only_the_live_settings_are_taken() -> None:
         model=ModelConfig(n_ctx=4096, model_path="/other.gguf"),
         generation=replace(running.generation, temperature=0.1, seed=5),
         scheduler=replace(running.scheduler, queue_capacity=4, deadline_reactive_s=0.5),
-        remote=RemoteConfig(base_url="http://10.0.0.1:9000/v1"),
+        remote=RemoteConfig(enabled=True, base_url="http://10.0.0.1:9000/v1", lanes=3),
         routing=RoutingConfig(ambient=("local",)),
     )
     taken = running.with_live_settings(new)
     assert taken.model == running.model
     assert taken.generation.seed == running.generation.seed
     assert taken.scheduler.queue_capacity == running.scheduler.queue_capacity
-    assert taken.remote == running.remote
+    # The server's address is live; whether the tier exists and its lanes are not.
+    assert taken.remote == replace(running.remote, base_url="http://10.0.0.1:9000/v1")
     assert taken.generation.temperature == 0.1
     assert taken.scheduler.deadline_reactive_s == 0.5
     assert taken.routing.ambient == ("local",)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler
 
 import pytest
@@ -19,7 +20,13 @@ from ai import (
     TokenStreamed,
 )
 from ai.openai_backend import OpenAiBackend
-from tests.support.loopback import StubServer, completion_chunk, free_port, send_stream
+from tests.support.loopback import (
+    StubServer,
+    chat_chunk,
+    completion_chunk,
+    free_port,
+    send_stream,
+)
 from tests.unit.ai.conftest import EventLog, RecordingFallback, fast_config, make_request
 
 Respond = Callable[[BaseHTTPRequestHandler, dict[str, object]], None]
@@ -235,3 +242,31 @@ def test_http_429_carries_the_servers_retry_after(
     assert _failure(log) == "http 429"
     [failed] = log.of(LineFailed)
     assert failed.retry_after_s == 12.0  # type: ignore[attr-defined]
+
+
+def test_a_live_edit_points_the_tier_at_another_server_with_its_own_key(
+    stub: Callable[[Respond], StubServer], remote_runtime: Callable[..., AiRuntime]
+) -> None:
+    def speaks(words: list[str], chunk: Callable[[str], str]) -> Respond:
+        def respond(handler: BaseHTTPRequestHandler, body: dict[str, object]) -> None:
+            send_stream(handler, [chunk(w) for w in words] + ["data: [DONE]", ""])
+
+        return respond
+
+    first = stub(speaks(["From ", "the first."], completion_chunk))
+    second = stub(speaks(["From ", "the second."], chat_chunk))
+    runtime = remote_runtime(first.base_url, {"SECOND_KEY": "k-2"})
+    [line] = _one_line(runtime).of(LineCompleted)
+    assert line.text == "From the first."  # type: ignore[attr-defined]
+
+    config = fast_config()
+    remote = RemoteConfig(
+        enabled=True, base_url=second.base_url, api="chat", api_key_env="SECOND_KEY"
+    )
+    runtime.reconfigure(replace(config, remote=remote))
+    [line] = _one_line(runtime).of(LineCompleted)
+    assert line.text == "From the second."  # type: ignore[attr-defined]
+    assert len(first.requests) == 1
+    [sent] = second.requests
+    assert sent["path"] == "/v1/chat/completions"
+    assert sent["headers"]["Authorization"] == "Bearer k-2"  # type: ignore[index]

@@ -267,6 +267,66 @@ def test_turning_the_model_off_waits_for_the_next_start(running: Running) -> Non
     assert source_of(running.village).mode == "async"
 
 
+def _swap_notices(running: Running) -> list[str]:
+    notices: list[str] = []
+    walk(
+        running.village,
+        STAY,
+        600,
+        until=lambda: (
+            any(n.startswith(("Villagers now", "Could not")) for n in notices)
+            or bool(notices.extend(running.village.take_notices()))
+        ),
+    )
+    return notices
+
+
+def test_an_edit_to_the_model_swaps_it_in_while_the_game_runs(
+    running: Running, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    other = tmp_path / "other-model.gguf"
+    other.write_bytes(b"GGUF" + bytes(60))
+    voice = source_of(running.village).voice
+    assert voice is not None
+    assert voice.model.adapter
+    running.edit("ai.toml", 'model_path = ""', f'model_path = "{other}"')
+    running.edit("ai.toml", 'adapter = "village"', 'adapter = ""')
+    with caplog.at_level(logging.INFO, logger="game.config.live"):
+        running.look()
+    first = running.village.take_notices()
+    assert len(first) == 1, first
+    assert first[0].startswith("Loading ")
+    assert not any("next start" in n for n in first)
+    assert _messages(caplog, "model edited")
+    assert running.live.settings.ai.model.model_path == str(other)
+
+    notices = _swap_notices(running)
+    assert notices[-1].startswith("Villagers now speak with the base model"), notices
+    assert voice.model.model_path == str(other)
+    assert not voice.model.adapter
+    assert source_of(running.village)._builder.style == "fewshot"  # noqa: SLF001
+
+    # An unrelated edit later swaps nothing; putting the file back swaps back.
+    running.edit("ai.toml", "top_k = 40", "top_k = 20")
+    running.look()
+    assert running.village.take_notices() == ["Settings reloaded: ai.generation.top_k"]
+    running.edit("ai.toml", f'model_path = "{other}"', 'model_path = ""')
+    running.edit("ai.toml", 'adapter = ""', 'adapter = "village"')
+    running.look()
+    assert _swap_notices(running)[-1].startswith("Villagers now speak with the village voice")
+    assert voice.model.adapter
+
+
+def test_how_the_model_loads_still_waits_for_the_next_start(running: Running) -> None:
+    voice = source_of(running.village).voice
+    assert voice is not None
+    before = voice.model
+    running.edit("ai.toml", "n_batch = 256", "n_batch = 128")
+    running.look()
+    assert running.village.take_notices() == ["Takes effect at the next start: ai.model.n_batch"]
+    assert voice.model == before
+
+
 def test_the_watcher_reads_a_change_once_it_holds_still(tmp_path: Path) -> None:
     config = tmp_path / "config"
     shutil.copytree(CONFIG_DIR, config)
