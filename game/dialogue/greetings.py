@@ -59,6 +59,16 @@ _AHEAD_CHANCE = 0.3
 _PARTING_CHANCE = 0.6
 
 
+#: Faster than this (units per second) along x, the player is walking somewhere.
+_WALKING = 20.0
+
+
+def _reach(dx: float, heading: float) -> float:
+    """How far the player is from a villager ``dx`` away, for ordering greetings ahead:
+    one the player walks towards counts half as far."""
+    return abs(dx) * (0.5 if dx * heading > 0.0 else 1.0)
+
+
 class GreetingPreparer:
     """At most one greeting per villager: in flight (a record) or ready (here).
 
@@ -131,25 +141,36 @@ class GreetingPreparer:
             if self._may_ask(tick, npc_id):
                 self._ask(tick, npc_id, player.id, eta_s)
         runtime = self._runtime
-        idle = not (runtime.warming or runtime.queue_depth or runtime.in_flight)
-        if self.ahead_enabled and self._admission is not None and idle:
-            self._ask_ahead(tick, player.id, player.x)
+        # Nothing waits for the worker (what it writes now finishes first), and no
+        # greeting written ahead is queued or running: ask for the next one.
+        free = not (runtime.warming or runtime.queue_depth or self._ahead_in_flight())
+        if self.ahead_enabled and self._admission is not None and free:
+            self._ask_ahead(tick, me)
 
     def _may_ask(self, tick: int, npc_id: int) -> bool:
         last_asked = self._asked_tick.get(npc_id, -self._retry_ticks)
         return self._wants(npc_id) and tick - last_asked >= self._retry_ticks
 
-    def _ask_ahead(self, tick: int, player_id: int, player_x: float) -> None:
-        """The idle worker writes the greeting of the nearest villager in view who has none."""
+    def _ahead_in_flight(self) -> bool:
+        return any(
+            record.request.priority is Priority.AMBIENT
+            for record in self._records.of_kind(LineKind.PREDICTION)
+        )
+
+    def _ask_ahead(self, tick: int, me: Motion) -> None:
+        """Write the greeting of the villager in view the player will likely reach first,
+        among those who have none: the nearest, counting one ahead of the player's
+        walk as half as far as one behind."""
         assert self._admission is not None
+        heading = 1.0 if me.vx > _WALKING else -1.0 if me.vx < -_WALKING else 0.0
         nearest = sorted(
-            (abs(motion.x - player_x), motion.id)
+            (_reach(motion.x - me.x, heading), motion.id)
             for motion in self._world.greeter_motions()
             if self._may_ask(tick, motion.id)
         )
         for _, npc_id in nearest[:1]:
             if self._admission.sight(npc_id).on_screen:
-                self._ask(tick, npc_id, player_id, None)
+                self._ask(tick, npc_id, me.id, None)
 
     def _wants(self, npc_id: int) -> bool:
         return npc_id not in self.ready and self._records.prediction_for(npc_id) is None
@@ -186,7 +207,7 @@ class GreetingPreparer:
         request = replace(request, value=value(Trigger.FAREWELL, _PARTING_CHANCE, cost))
         handle = self._runtime.submit(request)
         self._records.add(LineRecord(LineKind.PARTING, handle, request, ask=None))
-        self._keys[handle.id] = self._builder.situation_key(npc_id)
+        self._keys[handle.id] = self._builder.situation_key(npc_id, Trigger.FAREWELL)
         self.parting_outcomes["issued"] += 1
 
     def _ask(self, tick: int, npc_id: int, player_id: int, eta_s: float | None) -> None:
@@ -216,7 +237,7 @@ class GreetingPreparer:
             request = replace(request, value=verdict.value)
         handle = self._runtime.submit(request)
         self._records.add(LineRecord(LineKind.PREDICTION, handle, request, ask=None))
-        self._keys[handle.id] = self._builder.situation_key(npc_id)
+        self._keys[handle.id] = self._builder.situation_key(npc_id, Trigger.GREET)
         self.issued += 1
 
     def drop_outdated(self, tick: int) -> None:
@@ -225,14 +246,14 @@ class GreetingPreparer:
         A disrupted line goes at once, so that a fresh one can be asked for while the
         player is still on the way.
         """
-        for lines, outcomes in (
-            (self.ready, self.outcomes),
-            (self.partings, self.parting_outcomes),
+        for lines, outcomes, trigger in (
+            (self.ready, self.outcomes, Trigger.GREET),
+            (self.partings, self.parting_outcomes, Trigger.FAREWELL),
         ):
             for npc_id, line in list(lines.items()):
                 if (
                     self._disruptions.last(npc_id) >= line.snapshot.tick
-                    or self._builder.situation_key(npc_id) != line.key
+                    or self._builder.situation_key(npc_id, trigger) != line.key
                 ):
                     del lines[npc_id]
                     self._checker.stale["topic_changed"] += 1
@@ -309,8 +330,10 @@ class GreetingPreparer:
         elif record.ask is None:
             expires = snapshot.tick + self._timing.ttl_ticks(Trigger.GREET, predictive=True)
             line = PreparedLine(text, snapshot, expires, tier, request_id, key)
-            if key == self._builder.situation_key(record.npc_id):
-                lines = self.partings if record.kind is LineKind.PARTING else self.ready
+            parting = record.kind is LineKind.PARTING
+            trigger = Trigger.FAREWELL if parting else Trigger.GREET
+            if key == self._builder.situation_key(record.npc_id, trigger):
+                lines = self.partings if parting else self.ready
                 lines[record.npc_id] = line
             else:  # written from what the villager no longer feels or remembers
                 self._checker.stale["topic_changed"] += 1
