@@ -92,6 +92,7 @@ class GreetingPreparer:
         emit: Emit,
         admission: Admission | None = None,
         worker_time: WorkerTime | None = None,
+        ahead: bool = True,
     ) -> None:
         self._runtime = runtime
         self._admission = admission
@@ -113,18 +114,20 @@ class GreetingPreparer:
         self.outcomes: Counter[str] = Counter()
         self.issued = 0
         self.ahead = 0
-        self.ahead_enabled = True
-        """Whether the idle worker writes greetings ahead of any approach."""
+        self.ahead_enabled = ahead
+        """Whether greetings (and farewells) are written ahead of any approach."""
         self._asked_tick: dict[int, int] = {}
         self._keys: dict[int, tuple[object, ...]] = {}
         self.partings: dict[int, PreparedLine] = {}
         """Farewells written while the player is with the villager, for when they leave."""
         self.parting_outcomes: Counter[str] = Counter()
 
-    def use_settings(self, rate_limit_s: float, admission: Admission | None) -> None:
-        """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue)."""
+    def use_settings(self, rate_limit_s: float, admission: Admission | None, ahead: bool) -> None:
+        """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue);
+        write greetings ahead or not."""
         self._retry_ticks = ticks(rate_limit_s) + 1
         self._admission = admission
+        self.ahead_enabled = ahead
 
     # -- notice and predict ---------------------------------------------------
 
@@ -274,13 +277,7 @@ class GreetingPreparer:
         """
         self._predictor.forget(ask.npc_id)
         self._ask_parting(ask)
-        prepared = self.ready.pop(ask.npc_id, None)
-        if prepared is not None:
-            return self._show(ask, prepared, ask.tick)
-        record = self._records.prediction_for(ask.npc_id)
-        if record is not None:
-            self._withdraw(record, "late")
-        return False
+        return self._use_ready(ask, self.ready, self.outcomes, LineKind.PREDICTION)
 
     def use_parting(self, ask: LineAsk) -> bool:
         """The player walks off: show the farewell written while they stayed, if it fits.
@@ -288,13 +285,7 @@ class GreetingPreparer:
         False when there is none, and the caller answers as for any farewell. One still
         being written would come after the player has gone: it is cancelled, counted late.
         """
-        prepared = self.partings.pop(ask.npc_id, None)
-        if prepared is not None:
-            return self._show(ask, prepared, ask.tick, self.parting_outcomes)
-        record = self._records.prediction_for(ask.npc_id, LineKind.PARTING)
-        if record is not None:
-            self._withdraw(record, "late")
-        return False
+        return self._use_ready(ask, self.partings, self.parting_outcomes, LineKind.PARTING)
 
     def use_or_wait(self, ask: LineAsk) -> bool:
         """As before value admission: show the prepared line, or let the request in
@@ -302,12 +293,29 @@ class GreetingPreparer:
         self._predictor.forget(ask.npc_id)
         prepared = self.ready.pop(ask.npc_id, None)
         if prepared is not None:
-            return self._show(ask, prepared, ask.tick)
+            return self._show(ask, prepared, ask.tick, self.outcomes)
         record = self._records.prediction_for(ask.npc_id)
         if record is None:
             return False
         record.promote(ask)
         return True
+
+    def _use_ready(
+        self,
+        ask: LineAsk,
+        lines: dict[int, PreparedLine],
+        outcomes: Counter[str],
+        kind: LineKind,
+    ) -> bool:
+        """Show the line ready in ``lines`` for ``ask``'s villager; else cancel the one
+        still being written, as late. Whether a line was shown."""
+        prepared = lines.pop(ask.npc_id, None)
+        if prepared is not None:
+            return self._show(ask, prepared, ask.tick, outcomes)
+        record = self._records.prediction_for(ask.npc_id, kind)
+        if record is not None:
+            self._withdraw(record, "late")
+        return False
 
     # -- settle ---------------------------------------------------------------
 
@@ -340,13 +348,12 @@ class GreetingPreparer:
                 outcomes["stale"] += 1
                 self._worker_time.settle(request_id, "rejected")
         else:
-            self._show(record.ask, PreparedLine(text, snapshot, 0, tier, request_id), tick)
+            line = PreparedLine(text, snapshot, 0, tier, request_id)
+            self._show(record.ask, line, tick, outcomes)
 
-    def _show(
-        self, ask: LineAsk, line: PreparedLine, tick: int, outcomes: Counter[str] | None = None
-    ) -> bool:
-        """Show a prepared line if it still fits the world; count the outcome either way."""
-        outcomes = self.outcomes if outcomes is None else outcomes
+    def _show(self, ask: LineAsk, line: PreparedLine, tick: int, outcomes: Counter[str]) -> bool:
+        """Show a prepared line if it still fits the world; count the outcome in
+        ``outcomes`` either way."""
         snapshot = line.snapshot
         if self._checker.reject(snapshot, tick) is not None:
             outcomes["stale"] += 1
