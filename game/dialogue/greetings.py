@@ -192,14 +192,15 @@ class GreetingPreparer:
     def _ask_parting(self, greeting: LineAsk) -> None:
         """The villager has just greeted: write their farewell while the player stays.
 
-        Only when nothing is waiting for the worker: behind a queue, it would be written
-        after the player has gone (measured: most were, in the errand bot's village)."""
+        Only when nothing but a greeting written ahead is waiting for the worker (the
+        two are ordered by their worth): behind a longer queue, it would be written after
+        the player has gone (measured: most were, in the errand bot's village)."""
         npc_id = greeting.npc_id
         admission = self._admission
         if (
             admission is None
             or not self.ahead_enabled
-            or self._runtime.queue_depth
+            or self._runtime.queue_depth > (1 if self._ahead_in_flight() else 0)
             or npc_id in self.partings
             or self._records.prediction_for(npc_id, LineKind.PARTING) is not None
         ):
