@@ -59,6 +59,16 @@ _AHEAD_CHANCE = 0.3
 _PARTING_CHANCE = 0.6
 
 
+#: Faster than this (units per second) along x, the player is walking somewhere.
+_WALKING = 20.0
+
+
+def _reach(dx: float, heading: float) -> float:
+    """How far the player is from a villager ``dx`` away, for ordering greetings ahead:
+    one the player walks towards counts half as far."""
+    return abs(dx) * (0.5 if dx * heading > 0.0 else 1.0)
+
+
 class GreetingPreparer:
     """At most one greeting per villager: in flight (a record) or ready (here).
 
@@ -82,6 +92,7 @@ class GreetingPreparer:
         emit: Emit,
         admission: Admission | None = None,
         worker_time: WorkerTime | None = None,
+        ahead: bool = True,
     ) -> None:
         self._runtime = runtime
         self._admission = admission
@@ -103,18 +114,20 @@ class GreetingPreparer:
         self.outcomes: Counter[str] = Counter()
         self.issued = 0
         self.ahead = 0
-        self.ahead_enabled = True
-        """Whether the idle worker writes greetings ahead of any approach."""
+        self.ahead_enabled = ahead
+        """Whether greetings (and farewells) are written ahead of any approach."""
         self._asked_tick: dict[int, int] = {}
         self._keys: dict[int, tuple[object, ...]] = {}
         self.partings: dict[int, PreparedLine] = {}
         """Farewells written while the player is with the villager, for when they leave."""
         self.parting_outcomes: Counter[str] = Counter()
 
-    def use_settings(self, rate_limit_s: float, admission: Admission | None) -> None:
-        """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue)."""
+    def use_settings(self, rate_limit_s: float, admission: Admission | None, ahead: bool) -> None:
+        """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue);
+        write greetings ahead or not."""
         self._retry_ticks = ticks(rate_limit_s) + 1
         self._admission = admission
+        self.ahead_enabled = ahead
 
     # -- notice and predict ---------------------------------------------------
 
@@ -131,25 +144,36 @@ class GreetingPreparer:
             if self._may_ask(tick, npc_id):
                 self._ask(tick, npc_id, player.id, eta_s)
         runtime = self._runtime
-        idle = not (runtime.warming or runtime.queue_depth or runtime.in_flight)
-        if self.ahead_enabled and self._admission is not None and idle:
-            self._ask_ahead(tick, player.id, player.x)
+        # Nothing waits for the worker (what it writes now finishes first), and no
+        # greeting written ahead is queued or running: ask for the next one.
+        free = not (runtime.warming or runtime.queue_depth or self._ahead_in_flight())
+        if self.ahead_enabled and self._admission is not None and free:
+            self._ask_ahead(tick, me)
 
     def _may_ask(self, tick: int, npc_id: int) -> bool:
         last_asked = self._asked_tick.get(npc_id, -self._retry_ticks)
         return self._wants(npc_id) and tick - last_asked >= self._retry_ticks
 
-    def _ask_ahead(self, tick: int, player_id: int, player_x: float) -> None:
-        """The idle worker writes the greeting of the nearest villager in view who has none."""
+    def _ahead_in_flight(self) -> bool:
+        return any(
+            record.request.priority is Priority.AMBIENT
+            for record in self._records.of_kind(LineKind.PREDICTION)
+        )
+
+    def _ask_ahead(self, tick: int, me: Motion) -> None:
+        """Write the greeting of the villager in view the player will likely reach first,
+        among those who have none: the nearest, counting one ahead of the player's
+        walk as half as far as one behind."""
         assert self._admission is not None
+        heading = 1.0 if me.vx > _WALKING else -1.0 if me.vx < -_WALKING else 0.0
         nearest = sorted(
-            (abs(motion.x - player_x), motion.id)
+            (_reach(motion.x - me.x, heading), motion.id)
             for motion in self._world.greeter_motions()
             if self._may_ask(tick, motion.id)
         )
         for _, npc_id in nearest[:1]:
             if self._admission.sight(npc_id).on_screen:
-                self._ask(tick, npc_id, player_id, None)
+                self._ask(tick, npc_id, me.id, None)
 
     def _wants(self, npc_id: int) -> bool:
         return npc_id not in self.ready and self._records.prediction_for(npc_id) is None
@@ -168,14 +192,15 @@ class GreetingPreparer:
     def _ask_parting(self, greeting: LineAsk) -> None:
         """The villager has just greeted: write their farewell while the player stays.
 
-        Only when nothing is waiting for the worker: behind a queue, it would be written
-        after the player has gone (measured: most were, in the errand bot's village)."""
+        Only when nothing but a greeting written ahead is waiting for the worker (the
+        two are ordered by their worth): behind a longer queue, it would be written after
+        the player has gone (measured: most were, in the errand bot's village)."""
         npc_id = greeting.npc_id
         admission = self._admission
         if (
             admission is None
             or not self.ahead_enabled
-            or self._runtime.queue_depth
+            or self._runtime.queue_depth > (1 if self._ahead_in_flight() else 0)
             or npc_id in self.partings
             or self._records.prediction_for(npc_id, LineKind.PARTING) is not None
         ):
@@ -186,7 +211,7 @@ class GreetingPreparer:
         request = replace(request, value=value(Trigger.FAREWELL, _PARTING_CHANCE, cost))
         handle = self._runtime.submit(request)
         self._records.add(LineRecord(LineKind.PARTING, handle, request, ask=None))
-        self._keys[handle.id] = self._builder.situation_key(npc_id)
+        self._keys[handle.id] = self._builder.situation_key(npc_id, Trigger.FAREWELL)
         self.parting_outcomes["issued"] += 1
 
     def _ask(self, tick: int, npc_id: int, player_id: int, eta_s: float | None) -> None:
@@ -216,7 +241,7 @@ class GreetingPreparer:
             request = replace(request, value=verdict.value)
         handle = self._runtime.submit(request)
         self._records.add(LineRecord(LineKind.PREDICTION, handle, request, ask=None))
-        self._keys[handle.id] = self._builder.situation_key(npc_id)
+        self._keys[handle.id] = self._builder.situation_key(npc_id, Trigger.GREET)
         self.issued += 1
 
     def drop_outdated(self, tick: int) -> None:
@@ -225,14 +250,14 @@ class GreetingPreparer:
         A disrupted line goes at once, so that a fresh one can be asked for while the
         player is still on the way.
         """
-        for lines, outcomes in (
-            (self.ready, self.outcomes),
-            (self.partings, self.parting_outcomes),
+        for lines, outcomes, trigger in (
+            (self.ready, self.outcomes, Trigger.GREET),
+            (self.partings, self.parting_outcomes, Trigger.FAREWELL),
         ):
             for npc_id, line in list(lines.items()):
                 if (
                     self._disruptions.last(npc_id) >= line.snapshot.tick
-                    or self._builder.situation_key(npc_id) != line.key
+                    or self._builder.situation_key(npc_id, trigger) != line.key
                 ):
                     del lines[npc_id]
                     self._checker.stale["topic_changed"] += 1
@@ -253,13 +278,7 @@ class GreetingPreparer:
         """
         self._predictor.forget(ask.npc_id)
         self._ask_parting(ask)
-        prepared = self.ready.pop(ask.npc_id, None)
-        if prepared is not None:
-            return self._show(ask, prepared, ask.tick)
-        record = self._records.prediction_for(ask.npc_id)
-        if record is not None:
-            self._withdraw(record, "late")
-        return False
+        return self._use_ready(ask, self.ready, self.outcomes, LineKind.PREDICTION)
 
     def use_parting(self, ask: LineAsk) -> bool:
         """The player walks off: show the farewell written while they stayed, if it fits.
@@ -267,13 +286,7 @@ class GreetingPreparer:
         False when there is none, and the caller answers as for any farewell. One still
         being written would come after the player has gone: it is cancelled, counted late.
         """
-        prepared = self.partings.pop(ask.npc_id, None)
-        if prepared is not None:
-            return self._show(ask, prepared, ask.tick, self.parting_outcomes)
-        record = self._records.prediction_for(ask.npc_id, LineKind.PARTING)
-        if record is not None:
-            self._withdraw(record, "late")
-        return False
+        return self._use_ready(ask, self.partings, self.parting_outcomes, LineKind.PARTING)
 
     def use_or_wait(self, ask: LineAsk) -> bool:
         """As before value admission: show the prepared line, or let the request in
@@ -281,12 +294,29 @@ class GreetingPreparer:
         self._predictor.forget(ask.npc_id)
         prepared = self.ready.pop(ask.npc_id, None)
         if prepared is not None:
-            return self._show(ask, prepared, ask.tick)
+            return self._show(ask, prepared, ask.tick, self.outcomes)
         record = self._records.prediction_for(ask.npc_id)
         if record is None:
             return False
         record.promote(ask)
         return True
+
+    def _use_ready(
+        self,
+        ask: LineAsk,
+        lines: dict[int, PreparedLine],
+        outcomes: Counter[str],
+        kind: LineKind,
+    ) -> bool:
+        """Show the line ready in ``lines`` for ``ask``'s villager; else cancel the one
+        still being written, as late. Whether a line was shown."""
+        prepared = lines.pop(ask.npc_id, None)
+        if prepared is not None:
+            return self._show(ask, prepared, ask.tick, outcomes)
+        record = self._records.prediction_for(ask.npc_id, kind)
+        if record is not None:
+            self._withdraw(record, "late")
+        return False
 
     # -- settle ---------------------------------------------------------------
 
@@ -309,21 +339,22 @@ class GreetingPreparer:
         elif record.ask is None:
             expires = snapshot.tick + self._timing.ttl_ticks(Trigger.GREET, predictive=True)
             line = PreparedLine(text, snapshot, expires, tier, request_id, key)
-            if key == self._builder.situation_key(record.npc_id):
-                lines = self.partings if record.kind is LineKind.PARTING else self.ready
+            parting = record.kind is LineKind.PARTING
+            trigger = Trigger.FAREWELL if parting else Trigger.GREET
+            if key == self._builder.situation_key(record.npc_id, trigger):
+                lines = self.partings if parting else self.ready
                 lines[record.npc_id] = line
             else:  # written from what the villager no longer feels or remembers
                 self._checker.stale["topic_changed"] += 1
                 outcomes["stale"] += 1
                 self._worker_time.settle(request_id, "rejected")
         else:
-            self._show(record.ask, PreparedLine(text, snapshot, 0, tier, request_id), tick)
+            line = PreparedLine(text, snapshot, 0, tier, request_id)
+            self._show(record.ask, line, tick, outcomes)
 
-    def _show(
-        self, ask: LineAsk, line: PreparedLine, tick: int, outcomes: Counter[str] | None = None
-    ) -> bool:
-        """Show a prepared line if it still fits the world; count the outcome either way."""
-        outcomes = self.outcomes if outcomes is None else outcomes
+    def _show(self, ask: LineAsk, line: PreparedLine, tick: int, outcomes: Counter[str]) -> bool:
+        """Show a prepared line if it still fits the world; count the outcome in
+        ``outcomes`` either way."""
         snapshot = line.snapshot
         if self._checker.reject(snapshot, tick) is not None:
             outcomes["stale"] += 1

@@ -172,6 +172,10 @@ class LinePlanner:
             logger.info("prompts in the %s style", style)
         self.style = style
 
+    def bark_memories(self, facts: Sequence[str], trigger: Trigger) -> tuple[str, ...]:
+        """The remembered facts a ``trigger`` bark's prompt names in the current style."""
+        return bark_memories(facts, trigger) if self.style == "village" else tuple(facts)
+
     def build(self, ask: LineAskParts, memory: Memory) -> tuple[PromptSpec, CandidatePlan]:
         """The prompt and the candidate plan for one line."""
         speaker = self._personas[ask.npc_id]

@@ -138,8 +138,8 @@ class ModelLineSource:
             self._out.append,
             self.admission,
             self.worker_time,
+            ahead=greet_ahead,
         )
-        self.greetings.ahead_enabled = greet_ahead
         self.chats = ChatStreams(runtime, self.records, self.checker, self._out.append)
         self._voices: dict[tuple[int, Trigger], int] = {}
         self._warmed = False
@@ -268,8 +268,7 @@ class ModelLineSource:
                 if admission == "value"
                 else None
             )
-        self.greetings.use_settings(ai.scheduler.rate_limit_s, self.admission)
-        self.greetings.ahead_enabled = greet_ahead
+        self.greetings.use_settings(ai.scheduler.rate_limit_s, self.admission, greet_ahead)
         self._sync.wait_s = sync_wait_s
         if mode != self._configured_mode and mode in ("async", "sync"):
             self._configured_mode = mode

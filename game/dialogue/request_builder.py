@@ -65,11 +65,14 @@ class RequestBuilder:
             predictive=predictive,
         )
 
-    def situation_key(self, npc_id: int) -> tuple[object, ...]:
-        """What a villager's bark is written from besides its trigger: how they feel,
-        their errand, what they remember. A line prepared under another key is out of date."""
+    def situation_key(self, npc_id: int, trigger: Trigger) -> tuple[object, ...]:
+        """What a villager's ``trigger`` bark is written from besides the trigger: how
+        they feel, their errand, the memories its prompt names. A line prepared under
+        another key is out of date; a memory the prompt leaves out (a bump, in the
+        village style) does not change it."""
         memory = self._memories.of(npc_id)
-        return (attitude_word(memory.attitude), self._errand_state(npc_id), memory.facts)
+        facts = self._planner.bark_memories(memory.facts, trigger)
+        return (attitude_word(memory.attitude), self._errand_state(npc_id), facts)
 
     def reply_request(self, ask: LineAsk, player: str) -> LineRequest:
         """The request a chat ask will make once ``player`` has said its text.
