@@ -37,6 +37,8 @@ HUMAN_LIMIT_S = 360.0
 """The human-like player's bar, and the cap of every run: every errand within 6 minutes."""
 REPORT_VERSION = 2
 PLAYERS = ("errand_bot", "human")
+DROP_CAUSES = ("after_put_down", "carrying", "empty_handed")
+PUT_DOWN_TICKS = 90
 
 
 class ErrandPlayer(Protocol):
@@ -75,7 +77,9 @@ class ErrandRun:
     ``all_s`` is when the last was done (None when one was not). For each errand not done
     when the run ended, ``left`` holds its tally then, such as ``"2 of 4"``, and ``best``
     the highest it reached. ``drops`` counts, for every errand, the ticks its tally went
-    down (a crate column knocked over, an apple bounced out of the basket).
+    down (a crate column knocked over, an apple bounced out of the basket), by what the
+    player's hands were doing then: ``"after_put_down"`` (within 1.5 s of letting go of
+    a prop), ``"carrying"`` or ``"empty_handed"``.
     """
 
     seed: int
@@ -84,7 +88,7 @@ class ErrandRun:
     all_s: float | None
     left: dict[str, str]
     best: dict[str, str]
-    drops: dict[str, int]
+    drops: dict[str, dict[str, int]]
     ticks: int
     wall_s: float
 
@@ -122,13 +126,18 @@ def run_errands(
     wanted = {e.spec.id for e in world.errands.errands}
     tally: dict[str, int] = {}
     best: dict[str, int] = {}
-    drops = dict.fromkeys(sorted(wanted), 0)
+    drops = {e: dict.fromkeys(DROP_CAUSES, 0) for e in sorted(wanted)}
+    put_down, carried = -PUT_DOWN_TICKS, False
     started = time.perf_counter()
     for _ in range(round(limit_s * HZ)):
         snap = world.snapshot()
+        carrying = any(p.held for p in snap.props)
+        if carried and not carrying:
+            put_down = snap.tick
+        carried = carrying
         for e in snap.errands:
             if e.progress < tally.get(e.id, 0):
-                drops[e.id] += 1
+                drops[e.id][_drop_cause(snap.tick - put_down, carrying)] += 1
             tally[e.id], best[e.id] = e.progress, max(best.get(e.id, 0), e.progress)
         world.step(playing.intent(snap))
         if wanted <= playing.finished.keys():
@@ -151,6 +160,12 @@ def run_errands(
         ticks=world.tick,
         wall_s=round(time.perf_counter() - started, 2),
     )
+
+
+def _drop_cause(since_put_down: int, carrying: bool) -> str:
+    if since_put_down < PUT_DOWN_TICKS:
+        return "after_put_down"
+    return "carrying" if carrying else "empty_handed"
 
 
 def run_player(level: Level, cast: Cast, player: str, seeds: list[int]) -> PlayerRuns:
