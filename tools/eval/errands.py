@@ -4,7 +4,7 @@ Both play through the player's inputs only (``PlayerIntent``; the human-like one
 key presses on ``Controls``), with real physics and the AI off; the world is stepped
 back to back, for at most 6 minutes of game time a seed. Writes ``bench/errands.json``:
 
-    .venv/bin/python tools/eval/errands.py --seeds 1 2 3 4 5
+    make errands    # or: .venv/bin/python -m tools.eval.errands --seeds 1 2 3 4 5
 """
 
 from __future__ import annotations
