@@ -9,7 +9,7 @@ STAMP := $(VENV)/.zerostall-installed
 ARGS ?=
 PYTEST_ARGS ?=
 
-.PHONY: play test lint bench bench-all train setup model clean
+.PHONY: play test lint bench bench-all errands train setup model clean
 
 play: setup
 	$(PY) -m game $(ARGS)
@@ -39,6 +39,11 @@ bench-all: setup
 	$(PY) tools/bench/profile_tokens.py --rounds 4 --out bench/profile_tokens.json
 	$(BENCH_ENV) $(PY) tools/bench/profile_gil.py --out bench/gil.json
 	$(PY) tools/docs/bench_readme.py
+
+# The errand bot and the human-like player on seeds 1-5, each capped at 6 minutes of game
+# time (about 3 minutes on 2 cores): bench/errands.json.
+errands: setup
+	$(BENCH_ENV) $(PY) -m tools.eval.errands $(ARGS)
 
 # The village adapter (assets/models/village-lora.gguf), trained from the corpus in
 # assets/dialogue/corpus: about 35 minutes on 2 cores. Its packages (torch among them)

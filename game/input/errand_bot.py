@@ -61,11 +61,14 @@ class ErrandRunner:
         self.snap = snap
         if self._ball is None:
             self._ball = self._roof_ball()
+        self._note_done(snap)
+        return next(self._script)
+
+    def _note_done(self, snap: WorldSnapshot) -> None:
         for errand in snap.errands:
             if errand.done and errand.id not in self.finished:
                 self.finished[errand.id] = snap.tick
                 logger.info("bot: errand %s done at tick %d", errand.id, snap.tick)
-        return next(self._script)
 
     # -- the plan -------------------------------------------------------------------
 
@@ -117,7 +120,7 @@ class ErrandRunner:
             # Face the basket from the right and set the apple down over its mouth.
             reach = PLAYER_W / 2 + carried.w / 2 + DROP_GAP
             yield from self._face_and_stand(basket + reach, -1)
-            yield PlayerIntent(grab=True)
+            yield from self._press(PlayerIntent(grab=True))
             yield from self._wait(20)
 
     def _fetch_ball(self) -> Script:
@@ -142,7 +145,7 @@ class ErrandRunner:
             if giver is None:
                 return
             yield from self._approach(giver.id)
-            yield PlayerIntent(grab=True)
+            yield from self._press(PlayerIntent(grab=True))
             yield from self._wait(30)
 
     def _restack(self) -> Script:
@@ -180,15 +183,18 @@ class ErrandRunner:
             return
         # The crate leaves from carrying height; jump until it clears the column's top.
         top = self.map.stack_ground + levels * carried.h
-        need = top + 6.0 - (PLAYER_H + carried.h / 2 + 6.0 - carried.h / 2)
+        yield from self._put_down_above(top + 6.0 - (PLAYER_H + 6.0))
+        yield from self._wait(45)
+
+    def _put_down_above(self, need: float) -> Script:
+        """Put the carried prop down once the feet are at ``need``, jumping if they are not."""
         if self._feet() + 2.0 < need:
             yield PlayerIntent(jump=True)
             for _ in range(40):
                 if self._feet() >= need + 4.0:
                     break
                 yield IDLE
-        yield PlayerIntent(grab=True)
-        yield from self._wait(45)
+        yield from self._press(PlayerIntent(grab=True))
 
     def _pick(self, prop_id: int, also: Callable[[PropView], bool] | None = None) -> Script:
         """Walk under a prop and grab it, cycling the highlight onto it if need be.
@@ -203,7 +209,7 @@ class ErrandRunner:
                 return
             target = self._prop(self._snap().grab_target or -1)
             if target is not None and (target.id == prop_id or (also and also(target))):
-                yield PlayerIntent(grab=True)
+                yield from self._press(PlayerIntent(grab=True))
                 yield IDLE
                 return
             if abs(prop.x - self._me().x) > 24.0 or target is None:
@@ -212,7 +218,7 @@ class ErrandRunner:
             cycles += 1
             if cycles > 6:
                 return
-            yield PlayerIntent(cycle=1)
+            yield from self._press(PlayerIntent(cycle=1))
             yield IDLE
 
     def _face_and_stand(
@@ -295,8 +301,12 @@ class ErrandRunner:
             yield PlayerIntent(move=1)
 
     def _put_down_here(self) -> Script:
-        yield PlayerIntent(grab=True)
+        yield from self._press(PlayerIntent(grab=True))
         yield from self._wait(10)
+
+    def _press(self, intent: PlayerIntent) -> Script:
+        """Press grab, jump or cycle: one tick, as the intent acts on its rising edge."""
+        yield intent
 
     def _let_go(self) -> Script:
         yield IDLE
