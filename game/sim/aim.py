@@ -56,5 +56,6 @@ def aim_view(player: Player, space: pymunk.Space, dt: float) -> AimView | None:
         sx, sy = prop.body.position
         start, velocity = (sx, sy), (tvx + pvx * 0.5, tvy + max(pvy, 0.0) * 0.5)
     else:
-        start, velocity = player.drop_point(prop), (0.0, 0.0)
+        spot = player.put_down_spot(space, prop)
+        start, velocity = (spot.x, spot.y), (0.0, 0.0)
     return AimView(trace(space, start, velocity, radius, dt), player.charge)
