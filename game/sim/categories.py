@@ -48,6 +48,8 @@ STACKED_FILTER = pymunk.ShapeFilter(
 """A crate counting towards the stack being rebuilt: solid to all but a carried prop."""
 CARRIED_FILTER = pymunk.ShapeFilter(categories=CARRIED, mask=STATIC | NPC | PROP | SENSOR)
 HELD_FILTER = pymunk.ShapeFilter(categories=HELD, mask=STATIC | NPC | PROP | SENSOR)
+INTO_FILTER = pymunk.ShapeFilter(categories=HELD, mask=STATIC | PROP | SENSOR)
+"""A prop the player put down over a basket: it falls past people into it."""
 NPC_HELD_FILTER = pymunk.ShapeFilter(categories=HELD, mask=SENSOR)
 """A prop a villager carries is in their hands: it passes through people, shelves and
 other props (as villagers pass each other, in depth), and zones still see it."""

@@ -1,6 +1,10 @@
-"""Where a prop the player puts down goes, when the player means the stack.
+"""Where a prop the player puts down goes, when the player means a basket or the stack.
 
-A crate put down over the top of the stack being rebuilt sits square on the top crate.
+Two kinds of help, both judged from where the player stands and faces:
+- an apple put down over (or just beside) the basket it is wanted in goes in through the
+  middle of the mouth, past anyone standing on the net;
+- a crate put down over the top of the stack being rebuilt sits square on the top crate.
+
 The crates that count towards the stack (``Column``) are also out of the player's way
 while it is built: grabbing passes them over and a carried crate passes in front of them.
 """
@@ -14,11 +18,19 @@ from dataclasses import dataclass
 
 import pymunk
 
-from game.sim.categories import NET, NPC, PLAYER, PROP_FILTER, STACKED_FILTER
+from game.sim.categories import NET, NPC, PLAYER, PROP, PROP_FILTER, STACKED_FILTER, STATIC
+from game.sim.level import Level
 from game.sim.props import Prop
 
 logger = logging.getLogger(__name__)
 
+BASKET_REACH = 80.0
+"""How far (in x) from the middle of a basket's mouth the player may stand to put into it."""
+BASKET_HEIGHT = 60.0
+"""The highest the player's feet may be over the rim (standing on the net or the street)."""
+BASKET_DROP = 40.0
+"""Height over the rim an apple put into a basket starts from: low enough that it is down
+past the net before it can touch people again."""
 TOP_REACH = 1.0
 """How far in x, in crate widths, the put-down point may be off the top crate to go on it."""
 TOP_RISE = 4.0
@@ -26,16 +38,45 @@ TOP_RISE = 4.0
 TOP_GAP = 0.5
 OVERLAP = 1.0
 """Contact deeper than this (world units) makes a spot taken; resting against it does not."""
+BASKET_LANES = 2
+"""Spots tried each side of the middle of a basket's mouth."""
+BASKET_MARGIN = 8.0
+"""How far inside the rim the outermost spot is kept."""
+BASKET_DEPTH = 200.0
 _SEE_ALL = pymunk.ShapeFilter()
+_FILL_QUERY = pymunk.ShapeFilter(mask=STATIC | PROP)
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """The mouth of a container props of ``kind`` are delivered into (the basket)."""
+
+    kind: str
+    x: float
+    rim: float
+    half_w: float
 
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """Where a put-down prop starts: position and angle."""
+    """Where a put-down prop starts: position and angle; ``into`` if it drops into an
+    opening, falling past people and without sideways speed."""
 
     x: float
     y: float
     angle: float = 0.0
+    into: bool = False
+
+
+def openings(level: Level) -> tuple[Opening, ...]:
+    """The mouths of the level's delivery zones (the basket), one per ``deliver`` errand
+    that names a kind of prop."""
+    out: list[Opening] = []
+    for spec in level.errands:
+        if spec.kind == "deliver" and spec.zone and spec.prop_kind:
+            zone = level.zone(spec.zone)
+            out.append(Opening(spec.prop_kind, zone.x + zone.w / 2, zone.y + zone.h, zone.w / 2))
+    return tuple(out)
 
 
 class Column:
@@ -74,16 +115,49 @@ class Column:
 
 
 class Placing:
-    """Finds where the player's put-down goes: onto the column, or None (set down in
-    front as usual)."""
+    """Finds where the player's put-down goes: into an opening, onto the column, or None
+    (set down in front as usual)."""
 
-    def __init__(self) -> None:
+    def __init__(self, openings: Sequence[Opening]) -> None:
+        self.openings = tuple(openings)
         self.column = Column()
 
-    def spot(self, space: pymunk.Space, prop: Prop, drop: tuple[float, float]) -> Placement | None:
-        """Where ``prop`` goes, put down by a player whose usual put-down point is
-        ``drop``; None when no help applies or the spot is taken."""
-        return self._on_top(space, prop, drop)
+    def spot(
+        self,
+        space: pymunk.Space,
+        prop: Prop,
+        stand: tuple[float, float],
+        facing: int,
+        drop: tuple[float, float],
+    ) -> Placement | None:
+        """Where ``prop`` goes, put down by a player with feet at ``stand`` facing ``facing``
+        whose usual put-down point is ``drop``; None when no help applies or it is blocked."""
+        return self._into(space, prop, stand, facing, drop) or self._on_top(space, prop, drop)
+
+    def _into(
+        self,
+        space: pymunk.Space,
+        prop: Prop,
+        stand: tuple[float, float],
+        facing: int,
+        drop: tuple[float, float],
+    ) -> Placement | None:
+        x, feet = stand
+        for opening in self.openings:
+            if opening.kind != prop.kind.name:
+                continue
+            ahead = (opening.x - x) * facing
+            if (
+                abs(opening.x - x) > BASKET_REACH
+                or ahead < -opening.half_w
+                or not -10.0 <= feet - opening.rim <= BASKET_HEIGHT
+            ):
+                continue
+            spot = _deepest(space, prop, opening, min(drop[1], opening.rim + BASKET_DROP))
+            # People do not count: the prop falls past them.
+            if not _taken(space, prop, spot, people=False):
+                return spot
+        return None
 
     def _on_top(
         self, space: pymunk.Space, prop: Prop, drop: tuple[float, float]
@@ -132,6 +206,24 @@ class Placing:
             prop.body.position = (cx + side * reach, prop.body.position.y)
             shape.cache_bb()
             return
+
+
+def _deepest(space: pymunk.Space, prop: Prop, opening: Opening, y: float) -> Placement:
+    """Over the mouth of ``opening`` at height ``y``, the spot a prop dropped from falls
+    furthest (so props fill the basket side by side instead of balancing in a tower);
+    of equals, the one nearest the middle."""
+    radius = max(prop.kind.w, prop.kind.h) / 2
+    span = max(0.0, opening.half_w - radius - BASKET_MARGIN)
+    best: tuple[float, float, float] | None = None
+    for k in range(-BASKET_LANES, BASKET_LANES + 1):
+        x = opening.x + span * k / BASKET_LANES
+        hit = space.segment_query_first((x, y), (x, y - BASKET_DEPTH), radius, _FILL_QUERY)
+        floor = hit.point.y if hit is not None else y - BASKET_DEPTH
+        rank = (floor, abs(k), x)
+        if best is None or rank < best:
+            best = rank
+    assert best is not None
+    return Placement(best[2], y, into=True)
 
 
 def _taken(space: pymunk.Space, prop: Prop, spot: Placement, people: bool) -> bool:

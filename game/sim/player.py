@@ -14,6 +14,7 @@ from game.sim.categories import (
     FOOTING_FILTER,
     GRAB_FILTER,
     HELD_FILTER,
+    INTO_FILTER,
     NPC_QUERY_FILTER,
     PLAYER_FILTER,
     PLAYER_GHOST_FILTER,
@@ -114,7 +115,7 @@ class Player:
         self._ghost_from = -1
         self._ghost_until = -1
         self.placing: Placing | None = None
-        """Where put-downs onto the stack being rebuilt go, if anywhere."""
+        """Where put-downs into a basket or onto the stack being rebuilt go, if anywhere."""
 
     def control(
         self,
@@ -190,8 +191,8 @@ class Player:
         return (x + self.facing * reach, hy)
 
     def put_down_spot(self, space: pymunk.Space, prop: Prop) -> Placement:
-        """Where ``prop`` would go if put down now: onto the stack's top when the player
-        means that, else in front (squared up on a box below)."""
+        """Where ``prop`` would go if put down now: into a basket or onto the stack's top
+        when the player means that, else in front (squared up on a box below)."""
         return self._helped_spot(space, prop) or Placement(
             *self._square_up(space, prop, self.drop_point(prop))
         )
@@ -199,7 +200,9 @@ class Player:
     def _helped_spot(self, space: pymunk.Space, prop: Prop) -> Placement | None:
         if self.placing is None:
             return None
-        return self.placing.spot(space, prop, self.drop_point(prop))
+        x, y = self.body.position
+        stand = (x, y - PLAYER_H / 2)
+        return self.placing.spot(space, prop, stand, self.facing, self.drop_point(prop))
 
     def _steer_aim(self, intent: PlayerIntent) -> None:
         if intent.aim is not None:
@@ -314,8 +317,8 @@ class Player:
     def _put_down(self, tick: int, space: pymunk.Space) -> None:
         """Set the carried prop down in front, or let it fall where it is if that is blocked.
 
-        Onto the stack's top when the player means that (``placing``): that spot is
-        judged free there.
+        Into a basket or onto the stack's top when the player means that (``placing``):
+        those spots are judged free there.
         """
         prop = self.carrying
         if prop is None:
@@ -343,6 +346,8 @@ class Player:
         self._release(tick, (vx, 0.0))
         if helped is None:
             body.angle = 0.0
+        elif helped.into:
+            prop.shape.filter = INTO_FILTER
         body.angular_velocity = 0.0
 
     def _release(self, tick: int, velocity: tuple[float, float]) -> None:

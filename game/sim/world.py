@@ -27,7 +27,7 @@ from game.sim.level import Level
 from game.sim.npc_states import CALM, NpcState
 from game.sim.orders import ActionKind, Order
 from game.sim.perception import EYE_HEIGHT, XIndex, line_of_sight
-from game.sim.placing import Placing
+from game.sim.placing import Placing, openings
 from game.sim.player import PLAYER_H, PLAYER_W, Player, PlayerIntent
 from game.sim.population import errand_refs, populate, post_errands
 from game.sim.props import Prop
@@ -77,7 +77,7 @@ class World:
         builder.add_statics(self.space, level)
 
         self.player = Player(PLAYER_ID, *level.player_spawn)
-        self._placing = Placing()
+        self._placing = Placing(openings(level))
         self.player.placing = self._placing
         self.space.add(self.player.body, self.player.shape)
         self._tuning = Tuning(talk_radius=self.talk_radius)

@@ -1,4 +1,4 @@
-"""Put-downs do what the player means near the stack being rebuilt.
+"""Put-downs do what the player means near the stack being rebuilt and over the basket.
 
 The player acts through inputs (walking, facing, E); only the starting spots are set
 directly, and they are deliberately a little off where a careful player would stand.
@@ -213,3 +213,60 @@ def test_a_player_walking_into_the_stack_with_a_crate_leans_on_it_and_does_not_s
     assert restack is not None
     run(world, 30)
     assert restack.progress == 3
+
+
+def _basket_put_downs(
+    world: World, level: Level, offsets: tuple[float, ...]
+) -> tuple[int, list[Prop]]:
+    """Put an apple down from each offset off the basket's middle, facing the middle."""
+    basket = level.zone("basket")
+    middle = basket.x + basket.w / 2
+    apples = [p for p in world.props if p.kind.name == "apple"][: len(offsets)]
+    for apple, off in zip(apples, offsets, strict=True):
+        stand(world, middle + off, basket.y + basket.h)
+        face(world, -1 if off > 0 else 1)
+        hand(world, apple)
+        put_down(world)
+    run(world, 60)
+    inside = [
+        a
+        for a in apples
+        if basket.x <= a.body.position.x <= basket.x + basket.w
+        and basket.y <= a.body.position.y <= basket.y + basket.h
+    ]
+    return len(inside), apples
+
+
+def test_five_apples_put_down_from_spots_near_the_basket_all_go_in(
+    level: Level, cast: Cast
+) -> None:
+    world = World(level, cast, seed=2)
+    # Over the mouth, on the rim, a step off it: none of them the one careful spot.
+    inside, _ = _basket_put_downs(world, level, (45.0, -12.0, 62.0, 8.0, -30.0))
+    assert inside == 5
+    errand = world.errands.get("apples")
+    assert errand is not None
+    assert errand.done
+
+
+def test_an_apple_put_down_over_a_villager_on_the_net_goes_past_them_into_the_basket(
+    level: Level, cast: Cast
+) -> None:
+    world = World(level, cast, seed=2)
+    basket = level.zone("basket")
+    middle = basket.x + basket.w / 2
+    baker = next(v for v in world.villagers if v.spec.id == "baker")
+    apple = next(p for p in world.props if p.kind.name == "apple")
+    stand(world, middle + 30.0, basket.y + basket.h)
+    face(world, -1)
+    hand(world, apple)
+    # The baker stands on the net, right under where the apple would be put down.
+    baker.body.position = (middle + 5.0, 33.0)
+    baker.body.velocity = (0.0, 0.0)
+    run(world, 5)
+    assert abs(baker.x - (middle + 5.0)) < 4.0
+    world.step(PlayerIntent(grab=True))
+    run(world, 40)
+    x, y = apple.body.position
+    assert basket.x <= x <= basket.x + basket.w
+    assert y < 0.0
