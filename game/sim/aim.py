@@ -14,12 +14,19 @@ from game.sim.player import Player
 from game.sim.snapshot import AimView, Vec
 
 PATH_FILTER = pymunk.ShapeFilter(mask=STATIC | NPC | PROP)
+INTO_PATH_FILTER = pymunk.ShapeFilter(mask=STATIC | PROP)
+"""A prop put into a basket falls past people."""
 MAX_STEPS = 150
 SAMPLE_EVERY = 3
 
 
 def trace(
-    space: pymunk.Space, start: Vec, velocity: Vec, radius: float, dt: float
+    space: pymunk.Space,
+    start: Vec,
+    velocity: Vec,
+    radius: float,
+    dt: float,
+    solid: pymunk.ShapeFilter = PATH_FILTER,
 ) -> tuple[Vec, ...]:
     """Points along the path of a body launched from ``start`` at ``velocity``.
 
@@ -34,7 +41,7 @@ def trace(
     for step in range(1, MAX_STEPS + 1):
         vx, vy = vx * keep + gx * dt, vy * keep + gy * dt
         nx, ny = x + vx * dt, y + vy * dt
-        hit = space.segment_query_first((x, y), (nx, ny), radius, PATH_FILTER)
+        hit = space.segment_query_first((x, y), (nx, ny), radius, solid)
         if hit is not None:
             points.append((hit.point.x, hit.point.y))
             break
@@ -50,11 +57,15 @@ def aim_view(player: Player, space: pymunk.Space, dt: float) -> AimView | None:
     if prop is None:
         return None
     radius = min(prop.kind.w, prop.kind.h) / 2
+    solid = PATH_FILTER
     if player.charge_ticks > 0:
         tvx, tvy = player.throw_velocity(prop)
         pvx, pvy = player.body.velocity
         sx, sy = prop.body.position
         start, velocity = (sx, sy), (tvx + pvx * 0.5, tvy + max(pvy, 0.0) * 0.5)
     else:
-        start, velocity = player.drop_point(prop), (0.0, 0.0)
-    return AimView(trace(space, start, velocity, radius, dt), player.charge)
+        spot = player.put_down_spot(space, prop)
+        start, velocity = (spot.x, spot.y), (0.0, 0.0)
+        if spot.into:
+            solid = INTO_PATH_FILTER
+    return AimView(trace(space, start, velocity, radius, dt, solid), player.charge)

@@ -113,14 +113,29 @@ class ErrandBoard:
 
     def _stack_progress(self, spec: ErrandSpec, props: Sequence[Prop]) -> int:
         """How many crates stand in the tallest upright column on the stack's spot."""
-        placed = sorted(self._resting(props, spec.prop_kind), key=lambda p: p.body.position.y)
+        return min(len(self._column(spec, props)), spec.goal)
+
+    def _column(self, spec: ErrandSpec, props: Sequence[Prop], resting: bool = True) -> list[Prop]:
+        """The crates of the tallest upright column on the stack's spot, from the ground up.
+
+        Of columns equally tall, the one nearest the middle of the spot (then the lowest
+        base id), so the column being built is always one and the same. Unless
+        ``resting``, crates count wherever they are, moving or not.
+        """
+        if resting:
+            props = self._resting(props, spec.prop_kind)
+        else:
+            props = [p for p in props if not p.held and p.kind.name == spec.prop_kind]
+        placed = sorted(props, key=lambda p: p.body.position.y)
         zone = self._zones[spec.zone]
-        best = 0
+        middle = zone.x + zone.w / 2
+        best: list[Prop] = []
+        best_rank = (0, 0.0, 0)
         for base in placed:
             bx, by = base.body.position
             if not _upright(base) or by - base.kind.h / 2 > zone.y + COLUMN_TOLERANCE:
                 continue
-            height, x, top = 1, bx, by
+            column, x, top = [base], bx, by
             for prop in placed:
                 px, py = prop.body.position
                 h = prop.kind.h
@@ -129,9 +144,24 @@ class ErrandBoard:
                     and abs(py - (top + h)) < COLUMN_TOLERANCE
                     and abs(px - x) < h * COLUMN_OFFSET
                 ):
-                    height, x, top = height + 1, px, py
-            best = max(best, height)
-        return min(best, spec.goal)
+                    column.append(prop)
+                    x, top = px, py
+            rank = (len(column), -abs(bx - middle), -base.id)
+            if rank > best_rank:
+                best, best_rank = column, rank
+        return best
+
+    def building(self, zone_props: ZoneProps) -> tuple[Prop, ...]:
+        """The crates stacked towards an open restack errand now, from the ground up.
+
+        Where they stand, not whether they have come to rest: a column nudged stays the
+        column while it sways.
+        """
+        for errand in self.errands:
+            spec = errand.spec
+            if spec.kind == "restack" and errand.open and not errand.done:
+                return tuple(self._column(spec, zone_props(spec.zone), resting=False))
+        return ()
 
     @staticmethod
     def _fetch_progress(

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 import pymunk
 
 from game.sim.categories import (
+    CARRIED_FILTER,
     FOOTING_FILTER,
     GRAB_FILTER,
     HELD_FILTER,
+    INTO_FILTER,
     NPC_QUERY_FILTER,
     PLAYER_FILTER,
     PLAYER_GHOST_FILTER,
@@ -20,6 +22,7 @@ from game.sim.categories import (
     STACK_FILTER,
     CollisionType,
 )
+from game.sim.placing import Placement, Placing
 from game.sim.props import Prop
 
 logger = logging.getLogger(__name__)
@@ -48,6 +51,10 @@ DROP_GAP = 3.0
 SQUARE_TILT = 0.2
 """A box tilted less than this (radians off square) gets another set squarely on top."""
 JUMP_COOLDOWN = 12
+EASE_DISTANCE = 60.0
+"""Within this of the stack being rebuilt, a player carrying something walks no faster
+than they could stop from, braking at half their grip, in the room left: they come to
+lean on the stack instead of shoving it."""
 HELD_SLACK = 160.0
 """A carried prop further than this from the hold point (snagged on a wall) is dropped."""
 REJOIN_TICKS = 20
@@ -107,6 +114,8 @@ class Player:
         self.target: Prop | None = None
         self._ghost_from = -1
         self._ghost_until = -1
+        self.placing: Placing | None = None
+        """Where put-downs into a basket or onto the stack being rebuilt go, if anywhere."""
 
     def control(
         self,
@@ -127,6 +136,14 @@ class Player:
         accel = GROUND_ACCEL if self.grounded else AIR_ACCEL
         force = PLAYER_MASS * (move * WALK_SPEED - vx) * 12.0
         limit = PLAYER_MASS * accel
+        if move and vx * move > 0.0 and self.carrying is not None:
+            # Carrying, brake hard enough to stop short of the stack being rebuilt and
+            # lean on it while aiming; empty-handed, walking into it still shoves it.
+            allowed = math.sqrt(accel * self._room_ahead(space, move))
+            if vx * move > allowed:
+                force = -move * limit
+            else:
+                force = min(force * move, PLAYER_MASS * (allowed - vx * move) * 12.0) * move
         body.apply_force_at_local_point((max(-limit, min(limit, force)), 0.0))
         if intent.jump and self.grounded and tick >= self._jump_ready:
             body.velocity = (vx, JUMP_SPEED)
@@ -173,6 +190,20 @@ class Player:
         reach = PLAYER_W / 2 + max(prop.kind.w, prop.kind.h) / 2 + DROP_GAP
         return (x + self.facing * reach, hy)
 
+    def put_down_spot(self, space: pymunk.Space, prop: Prop) -> Placement:
+        """Where ``prop`` would go if put down now: into a basket or onto the stack's top
+        when the player means that, else in front (squared up on a box below)."""
+        return self._helped_spot(space, prop) or Placement(
+            *self._square_up(space, prop, self.drop_point(prop))
+        )
+
+    def _helped_spot(self, space: pymunk.Space, prop: Prop) -> Placement | None:
+        if self.placing is None:
+            return None
+        x, y = self.body.position
+        stand = (x, y - PLAYER_H / 2)
+        return self.placing.spot(space, prop, stand, self.facing, self.drop_point(prop))
+
     def _steer_aim(self, intent: PlayerIntent) -> None:
         if intent.aim is not None:
             self.aim = intent.aim
@@ -204,6 +235,22 @@ class Player:
         if self.shape.filter != wanted:
             self.shape.filter = wanted
 
+    def _room_ahead(self, space: pymunk.Space, move: int) -> float:
+        """How far the player can walk ``move``-wards before touching the stack being
+        rebuilt (infinite if it is not ahead)."""
+        column = self.placing.column if self.placing is not None else None
+        if column is None or not column.crates:
+            return math.inf
+        x, y = self.body.position
+        front = x + move * PLAYER_W / 2
+        room = math.inf
+        for dy in (CORNER - PLAYER_H / 2, 0.0, PLAYER_H / 2 - CORNER):
+            start, end = (front, y + dy), (front + move * EASE_DISTANCE, y + dy)
+            for hit in space.segment_query(start, end, 0.0, GRAB_FILTER):
+                if column.has_shape(hit.shape):
+                    room = min(room, hit.alpha * EASE_DISTANCE)
+        return room
+
     def hold_point(self, prop: Prop) -> tuple[float, float]:
         """Where a carried prop rides: just above the player's head."""
         x, y = self.body.position
@@ -231,7 +278,7 @@ class Player:
         found: list[tuple[float, int, Prop]] = []
         for shape in space.bb_query(bb, GRAB_FILTER):
             prop = props_by_shape.get(shape)
-            if prop is None or prop.held:
+            if prop is None or prop.held or self._stacked(prop):
                 continue
             px, py = prop.body.position
             d2 = (px - x) ** 2 + (py - y) ** 2
@@ -248,6 +295,10 @@ class Player:
             index = (index + (1 if cycle > 0 else -1)) % len(self.candidates)
         self.target = self.candidates[index]
 
+    def _stacked(self, prop: Prop) -> bool:
+        """Whether ``prop`` counts towards the stack being rebuilt (the hand leaves those)."""
+        return self.placing is not None and self.placing.column.holds(prop)
+
     def take(self, prop: Prop) -> None:
         """Hold ``prop`` from now on, as if just grabbed (a continued game hands it back)."""
         if self.carrying is None and not prop.held:
@@ -257,31 +308,46 @@ class Player:
         prop.held = True
         prop.airborne_since = -1
         prop.hit_npc = False
-        prop.shape.filter = HELD_FILTER
+        prop.shape.filter = CARRIED_FILTER
         prop.body.activate()
         self.carrying = prop
         self.target = None
         logger.debug("player picked up prop %d", prop.id)
 
     def _put_down(self, tick: int, space: pymunk.Space) -> None:
-        """Set the carried prop down in front, or let it fall where it is if that is blocked."""
+        """Set the carried prop down in front, or let it fall where it is if that is blocked.
+
+        Into a basket or onto the stack's top when the player means that (``placing``):
+        those spots are judged free there.
+        """
         prop = self.carrying
         if prop is None:
             return
         body = prop.body
-        was = body.position
-        body.position = self._square_up(space, prop, self.drop_point(prop))
-        prop.shape.cache_bb()
-        blocked = any(
-            not hit.shape.sensor and hit.shape is not self.shape
-            for hit in space.shape_query(prop.shape)
-        )
-        if blocked:
-            body.position = was
+        # Judge spots as the prop will be once let go of: solid to the stack's crates.
+        prop.shape.filter = HELD_FILTER
+        helped = self._helped_spot(space, prop)
+        if helped is not None:
+            body.position, body.angle = (helped.x, helped.y), helped.angle
             prop.shape.cache_bb()
-        vx, _ = self.body.velocity
-        self._release(tick, (vx * 0.3, 0.0))
-        body.angle = 0.0
+            vx = 0.0
+        else:
+            was = body.position
+            body.position = self._square_up(space, prop, self.drop_point(prop))
+            prop.shape.cache_bb()
+            blocked = any(
+                not hit.shape.sensor and hit.shape is not self.shape
+                for hit in space.shape_query(prop.shape)
+            )
+            if blocked:
+                body.position = was
+                prop.shape.cache_bb()
+            vx = self.body.velocity.x * 0.3
+        self._release(tick, (vx, 0.0))
+        if helped is None:
+            body.angle = 0.0
+        elif helped.into:
+            prop.shape.filter = INTO_FILTER
         body.angular_velocity = 0.0
 
     def _release(self, tick: int, velocity: tuple[float, float]) -> None:
@@ -297,6 +363,9 @@ class Player:
         prop.release_tick = tick
         prop.peak_speed = 0.0
         prop.body.velocity = velocity
+        prop.shape.filter = HELD_FILTER
+        if self.placing is not None:
+            self.placing.clear_of_column(prop, self.body.position.x)
         self.released.append(prop)
         logger.debug("player released prop %d", prop.id)
 

@@ -172,6 +172,10 @@ class Rules:
                     giver = self._villager_by_id[errand.giver_id]
                     giver.brain.offer_errand(errand.spec.id, toppled.prop_ids)
 
+    def building(self) -> tuple[Prop, ...]:
+        """The crates that count towards the stack being rebuilt now, from the ground up."""
+        return self._errands.building(lambda zone_id: list(self._inside.get(zone_id, {}).values()))
+
     def check_errands(self, tick: int, events: list[GameEvent]) -> None:
         """Recount errands; thank the player and rebuild the stack when one completes."""
         new = self._errands.evaluate(

@@ -18,7 +18,7 @@ import pymunk
 from game.sim import aim, builder
 from game.sim.actions import ActionRunner, carry, walk_past
 from game.sim.cast import Cast, NpcSpec
-from game.sim.categories import HELD, PROP
+from game.sim.categories import CARRIED, HELD, PROP
 from game.sim.contacts import ContactLog, install
 from game.sim.depiction import actor_views, npc_status, player_status, prop_view
 from game.sim.errands import Errand, ErrandBoard
@@ -27,6 +27,7 @@ from game.sim.level import Level
 from game.sim.npc_states import CALM, NpcState
 from game.sim.orders import ActionKind, Order
 from game.sim.perception import EYE_HEIGHT, XIndex, line_of_sight
+from game.sim.placing import Placing, openings
 from game.sim.player import PLAYER_H, PLAYER_W, Player, PlayerIntent
 from game.sim.population import errand_refs, populate, post_errands
 from game.sim.props import Prop
@@ -76,6 +77,8 @@ class World:
         builder.add_statics(self.space, level)
 
         self.player = Player(PLAYER_ID, *level.player_spawn)
+        self._placing = Placing(openings(level))
+        self.player.placing = self._placing
         self.space.add(self.player.body, self.player.shape)
         self._tuning = Tuning(talk_radius=self.talk_radius)
         population = populate(
@@ -144,11 +147,12 @@ class World:
             carry(villager)
         self._log.clear()
         self.space.step(self.dt)
-        self.player.find_candidates(self.space, self._prop_by_shape, intent.cycle)
         for villager in self.villagers:
             villager.sense()
         self._keep_off_player(tick)
         self._rules.resolve_contacts(tick, self._log, events, self._chat_partner is not None)
+        self._placing.column.update(self._rules.building())
+        self.player.find_candidates(self.space, self._prop_by_shape, intent.cycle)
         self._rules.resolve_flights(tick, events)
         self._rules.check_stacks(tick, events)
         if tick % ERRAND_STRIDE == 0:
@@ -333,7 +337,7 @@ class World:
             return ()
         bb = pymunk.BB(v.x - radius, v.y - radius, v.x + radius, v.y + radius)
         found: list[tuple[float, int, Prop]] = []
-        for shape in self.space.bb_query(bb, pymunk.ShapeFilter(mask=PROP | HELD)):
+        for shape in self.space.bb_query(bb, pymunk.ShapeFilter(mask=PROP | HELD | CARRIED)):
             prop = self._prop_by_shape.get(shape)
             if prop is None:
                 continue

@@ -21,7 +21,7 @@ from game.app import build_village
 from game.config.settings import load_settings
 from game.core.session import Session
 from game.input.bot import Bot
-from game.sim.categories import HELD, NET, PROP, STATIC
+from game.sim.categories import CARRIED, HELD, NET, PROP, STATIC
 from game.sim.npc_states import DOWN
 from game.sim.player import PLAYER_H
 from game.sim.ticks import HZ
@@ -48,7 +48,7 @@ HOVER_SPEED = 15.0
 HOVER_SAMPLES = 4
 """Feet with nothing under them and hardly any vertical speed, for this many samples in a
 row (16 ticks; a hop's apex passes in two or three), is hanging in the air."""
-UNDERFOOT = pymunk.ShapeFilter(mask=STATIC | NET | PROP | HELD)
+UNDERFOOT = pymunk.ShapeFilter(mask=STATIC | NET | PROP | HELD | CARRIED)
 """What a villager's feet may be held up by (not sensor zones)."""
 
 
