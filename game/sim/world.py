@@ -37,6 +37,7 @@ from game.sim.status import Motion, NpcStatus, PlayerStatus
 from game.sim.ticks import DT
 from game.sim.tuning import Tuning
 from game.sim.villager import NPC_W
+from game.sim.welcome import WELCOME_TICKS, welcomer
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +118,8 @@ class World:
         self._chat_partner: int | None = None
         """The villager the player's chat box is open with, if any."""
         self._idle = XIndex()
+        self._welcome_due = True
+        """A new game's first tick sends the nearest villager over to greet."""
         for v in self.villagers:
             v.sense()
         logger.info(
@@ -134,6 +137,11 @@ class World:
         """Advance exactly one fixed tick and return the events of that tick."""
         tick = self.tick + 1
         events, self._pending = self._pending, []
+        if self._welcome_due:
+            self._welcome_due = False
+            host = welcomer(self.villagers, self.player.body.position.x, self.talk_radius)
+            if host is not None:
+                host.brain.welcome(tick + WELCOME_TICKS)
         carried = self.player.carrying
         self.player.control(intent, tick, self.space, self._prop_by_shape)
         if carried is not None and self.player.carrying is None:
@@ -412,6 +420,10 @@ class World:
         """The id of the prop a villager carries, or None."""
         v = self._villager_by_id.get(npc_id)
         return v.carrying.id if v is not None and v.carrying is not None else None
+
+    def skip_welcome(self) -> None:
+        """A continued game: nobody comes over to greet on the first tick."""
+        self._welcome_due = False
 
     def place_player(self, x: float, y: float) -> None:
         """Put the player at ``(x, y)`` at rest (a continued game), inside the level."""
