@@ -161,6 +161,20 @@ class NpcBrain:
         """Whether the villager is on their way to welcome the traveller."""
         return self._welcome_until >= 0
 
+    @property
+    def can_hint(self) -> bool:
+        """Whether the villager would call a hint across to the traveller now: about their
+        day or already turned to them, and not cross with them."""
+        turned = self.state in (NpcState.NOTICE, NpcState.GREET, NpcState.TALK)
+        return self.attitude > ATTITUDE_MIN and (self.state in CALM or turned)
+
+    def give_hint(self, tick: int, refs: tuple[int, ...]) -> list[GameEvent]:
+        """Tell the traveller how to get an errand's prop (``refs``); nothing if unable."""
+        events: list[GameEvent] = []
+        if self.can_hint:
+            self._say(tick, Trigger.ERRAND_HINT, self.player_id, refs, events)
+        return events
+
     def answer_call(self, tick: int) -> list[GameEvent]:
         """Another villager called: come over to the traveller and be ready to greet."""
         self._greet_ready = 0

@@ -23,6 +23,7 @@ from game.sim.contacts import ContactLog, install
 from game.sim.depiction import actor_views, npc_status, player_status, prop_view
 from game.sim.errands import Errand, ErrandBoard
 from game.sim.events import GameEvent
+from game.sim.hints import ErrandHints
 from game.sim.level import Level
 from game.sim.npc_states import CALM, NpcState
 from game.sim.orders import ActionKind, Order
@@ -114,6 +115,7 @@ class World:
             self._errand_refs,
             self.entity_position,
         )
+        self._hints = ErrandHints(self.errands, self._tagged, self.villagers, level.ground_y)
         self._pending: list[GameEvent] = []
         self._chat_partner: int | None = None
         """The villager the player's chat box is open with, if any."""
@@ -170,6 +172,7 @@ class World:
                 walk_past(tick, villager, brain.goal_x, (px, py))
         self._actions.rejoin(tick)
         self._think(tick, events)
+        events.extend(self._hints.check(tick, self.player))
         self.tick = tick
         return events
 
