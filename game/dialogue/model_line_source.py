@@ -51,7 +51,7 @@ from game.dialogue.pacing import AsyncPacing, Pacing, SyncPacing, wait_until_rea
 from game.dialogue.persona_prompt import Persona
 from game.dialogue.records import LineKind, LineRecord, LineRecords, snapshot_of
 from game.dialogue.request_builder import RequestBuilder
-from game.dialogue.templates import TemplateLines
+from game.dialogue.templates import TEMPLATE_ONLY, TemplateLines
 from game.dialogue.timing import Timing
 from game.dialogue.validation import Checker
 from game.dialogue.voice_swap import VoiceSwap
@@ -157,7 +157,7 @@ class ModelLineSource:
             self.template_while_loading += 1
             self._out.append(LineReady(ask, self._template(ask), "template"))
             return
-        if self._crowded(ask):
+        if ask.trigger in TEMPLATE_ONLY or self._crowded(ask):
             self._out.append(LineReady(ask, self._template(ask), "template"))
             return
         if ask.trigger is Trigger.GREET and self._pacing.predicts:

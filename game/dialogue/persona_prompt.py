@@ -118,6 +118,8 @@ def situation(trigger: Trigger, listener: str, subject: str = "", errand: str = 
             return f"asking {who} to {errand or 'help out'}"
         case Trigger.ERRAND_DONE:
             return f"{who} finished the errand: {errand or 'the job'}"
+        case Trigger.ERRAND_HINT:
+            return f"telling {who} how to {errand or 'get up there'}"
         case Trigger.AMBIENT:
             return f"chatting with {who}"
         case Trigger.CHAT:

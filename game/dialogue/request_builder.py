@@ -95,7 +95,7 @@ class RequestBuilder:
         ``priority`` replaces the class the trigger would give (and its budgets)."""
         snapshot = self.snapshot(ask, predictive)
         subject = errand = ""
-        if ask.trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE):
+        if ask.trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE, Trigger.ERRAND_HINT):
             errand = self._errand_title(ask.npc_id)
         elif ask.refs:
             subject = self.world.entity_kind(ask.refs[0]) or ""

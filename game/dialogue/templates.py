@@ -12,6 +12,11 @@ from game.sim.events import Trigger
 
 Templates = Mapping[Trigger, tuple[str, ...]]
 
+TEMPLATE_ONLY = frozenset({Trigger.ERRAND_HINT})
+"""Triggers whose lines are always the persona's templates, never the model's: the way up
+to the roof ball is a fact of the level the model is never told, and a line of its own
+could send the traveller the wrong way."""
+
 _GENERIC: dict[Trigger, tuple[str, ...]] = {
     Trigger.GREET: ("Hello there.",),
     Trigger.FAREWELL: ("Safe travels.",),
@@ -21,6 +26,7 @@ _GENERIC: dict[Trigger, tuple[str, ...]] = {
     Trigger.TOPPLED: ("Oh no, the stack!",),
     Trigger.ERRAND_OFFER: ("Could you help me with something?",),
     Trigger.ERRAND_DONE: ("Thank you, that's done!",),
+    Trigger.ERRAND_HINT: ("You could climb up there, you know.",),
     Trigger.AMBIENT: ("Fine weather today.",),
     Trigger.CHAT: ("Hm. Is that so?",),
 }

@@ -35,6 +35,7 @@ WEIGHTS: dict[Trigger, float] = {
     Trigger.GREET: 3.0,
     Trigger.ERRAND_OFFER: 3.0,
     Trigger.ERRAND_DONE: 3.0,
+    Trigger.ERRAND_HINT: 3.0,
     Trigger.FAREWELL: 1.5,
     Trigger.TOPPLED: 1.0,
     Trigger.AMBIENT: 0.5,

@@ -194,6 +194,7 @@ def restore_world(world: World, state: WorldState) -> None:
     Props go back first, so the errand zones find them inside on the first step; the
     stacks and errands then take up the state that goes with where the props are.
     """
+    world.skip_welcome()
     keys = prop_keys(world.props)
     props = {keys[p.id]: p for p in world.props}
     for key, body in state.props.items():

@@ -21,6 +21,7 @@ class Trigger(StrEnum):
     TOPPLED = "toppled"
     ERRAND_OFFER = "errand_offer"
     ERRAND_DONE = "errand_done"
+    ERRAND_HINT = "errand_hint"
     AMBIENT = "ambient"
     CHAT = "chat"
 

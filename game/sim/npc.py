@@ -78,6 +78,8 @@ class NpcBrain:
         self.order: Order | None = None
         self.attitude = 0
         """How the villager feels about the traveller; a cross one (-2) does not greet."""
+        self._welcome_until = -1
+        """Until this tick the villager's round is to walk up to the traveller and greet."""
         self._goal: float | None = None
         self._fast = False
         self._ending: tuple[Outcome, str] | None = None
@@ -145,6 +147,33 @@ class NpcBrain:
             return
         self._ending = (outcome, reason)
         self._go(self._settled_state(tick), tick, self._outbox)
+
+    def welcome(self, until_tick: int) -> None:
+        """Leave the round to walk up to the traveller and greet them (a new game's start).
+
+        The round takes over again after the greeting, once the traveller is out of
+        sight range, or at ``until_tick``.
+        """
+        self._welcome_until = until_tick
+
+    @property
+    def welcoming(self) -> bool:
+        """Whether the villager is on their way to welcome the traveller."""
+        return self._welcome_until >= 0
+
+    @property
+    def can_hint(self) -> bool:
+        """Whether the villager would call a hint across to the traveller now: about their
+        day or already turned to them, and not cross with them."""
+        turned = self.state in (NpcState.NOTICE, NpcState.GREET, NpcState.TALK)
+        return self.attitude > ATTITUDE_MIN and (self.state in CALM or turned)
+
+    def give_hint(self, tick: int, refs: tuple[int, ...]) -> list[GameEvent]:
+        """Tell the traveller how to get an errand's prop (``refs``); nothing if unable."""
+        events: list[GameEvent] = []
+        if self.can_hint:
+            self._say(tick, Trigger.ERRAND_HINT, self.player_id, refs, events)
+        return events
 
     def answer_call(self, tick: int) -> list[GameEvent]:
         """Another villager called: come over to the traveller and be ready to greet."""
@@ -322,6 +351,12 @@ class NpcBrain:
         tick = p.tick
         if self.engaged and p.player_distance > t.leave_radius:
             self._farewell(tick, events)
+        if self.welcoming and (
+            tick >= self._welcome_until
+            or self.engaged
+            or p.player_distance > t.notice_radius + t.notice_slack
+        ):
+            self._welcome_until = -1
         if (
             not self.engaged
             and self.attitude > ATTITUDE_MIN
@@ -329,10 +364,12 @@ class NpcBrain:
             and p.player_distance <= t.notice_radius
             and tick >= self._greet_ready
             and (tick >= self._notice_ready or p.player_distance <= t.talk_radius)
+            # On the way over to welcome them: stop to look only once close enough to greet.
+            and (not self.welcoming or p.player_distance <= t.talk_radius)
         ):
             self._go(NpcState.NOTICE, tick, events)
             return
-        wanted = self._calm_state(tick)
+        wanted = NpcState.ROUTINE if self.welcoming else self._calm_state(tick)
         if wanted is not self.state:
             self._go(wanted, tick, events)
             return
@@ -358,7 +395,7 @@ class NpcBrain:
         """Turn the current state into a movement wish for the body."""
         t = self.tuning
         if self.state in (NpcState.ROUTINE, NpcState.WANDER):
-            goal = self._round.goal(p.tick)
+            goal = p.x + p.player_dx if self.welcoming else self._round.goal(p.tick)
             self.goal_x = self._short_of_player(p, goal)
             self.speed = t.walk_speed
             self.facing = 1 if goal >= p.x else -1
@@ -433,6 +470,8 @@ class NpcBrain:
             self._end_order(tick, events, self._ending or ("interrupted", new.value))
         if new in ENDS_CHAT:
             self.chatting = False
+        if new not in (NpcState.ROUTINE, NpcState.NOTICE):
+            self._welcome_until = -1  # greeted, talking, hit or busy: the welcome is over
         self.state = new
         self.epoch += 1
         self.entered_tick = tick

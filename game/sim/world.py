@@ -23,6 +23,7 @@ from game.sim.contacts import ContactLog, install
 from game.sim.depiction import actor_views, npc_status, player_status, prop_view
 from game.sim.errands import Errand, ErrandBoard
 from game.sim.events import GameEvent
+from game.sim.hints import ErrandHints
 from game.sim.level import Level
 from game.sim.npc_states import CALM, NpcState
 from game.sim.orders import ActionKind, Order
@@ -38,6 +39,7 @@ from game.sim.status import Motion, NpcStatus, PlayerStatus
 from game.sim.ticks import DT
 from game.sim.tuning import Tuning
 from game.sim.villager import NPC_W
+from game.sim.welcome import WELCOME_TICKS, welcomer
 
 logger = logging.getLogger(__name__)
 
@@ -116,10 +118,13 @@ class World:
             self._errand_refs,
             self.entity_position,
         )
+        self._hints = ErrandHints(self.errands, self._tagged, self.villagers, level.ground_y)
         self._pending: list[GameEvent] = []
         self._chat_partner: int | None = None
         """The villager the player's chat box is open with, if any."""
         self._idle = XIndex()
+        self._welcome_due = True
+        """A new game's first tick sends the nearest villager over to greet."""
         for v in self.villagers:
             v.sense()
         logger.info(
@@ -137,6 +142,11 @@ class World:
         """Advance exactly one fixed tick and return the events of that tick."""
         tick = self.tick + 1
         events, self._pending = self._pending, []
+        if self._welcome_due:
+            self._welcome_due = False
+            host = welcomer(self.villagers, self.player.body.position.x, self.talk_radius)
+            if host is not None:
+                host.brain.welcome(tick + WELCOME_TICKS)
         carried = self.player.carrying
         self.player.control(intent, tick, self.space, self._prop_by_shape)
         if carried is not None and self.player.carrying is None:
@@ -166,6 +176,7 @@ class World:
                 walk_past(tick, villager, brain.goal_x, (px, py))
         self._actions.rejoin(tick)
         self._think(tick, events)
+        events.extend(self._hints.check(tick, self.player))
         self.tick = tick
         return events
 
@@ -416,6 +427,10 @@ class World:
         """The id of the prop a villager carries, or None."""
         v = self._villager_by_id.get(npc_id)
         return v.carrying.id if v is not None and v.carrying is not None else None
+
+    def skip_welcome(self) -> None:
+        """A continued game: nobody comes over to greet on the first tick."""
+        self._welcome_due = False
 
     def place_player(self, x: float, y: float) -> None:
         """Put the player at ``(x, y)`` at rest (a continued game), inside the level."""

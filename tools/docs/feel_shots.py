@@ -1,9 +1,11 @@
 """Screenshots of the game-feel features, taken through the real window, into ``docs/``.
 
 Run under a display (``xvfb-run`` on a headless machine); the AI is off, so every line is
-a template line and the pictures are the same from run to run:
+a template line and the pictures are the same from run to run (but for the loading panel,
+which loads the real model). Name scenes to take only those:
 
-    xvfb-run -s "-screen 0 1280x720x24" .venv/bin/python tools/docs/feel_shots.py [scene ...]
+    xvfb-run -s "-screen 0 1280x720x24" .venv/bin/python tools/docs/feel_shots.py
+    xvfb-run -s "-screen 0 1280x720x24" .venv/bin/python tools/docs/feel_shots.py ball_hint
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pygame  # noqa: E402
 
 from game.app import build_village  # noqa: E402
 from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
+from game.sim.events import Trigger  # noqa: E402
 from game.sim.player import PlayerIntent  # noqa: E402
 from game.sim.world import World  # noqa: E402
 from game.ui.window import GameWindow  # noqa: E402
@@ -28,8 +31,8 @@ DOCS = ROOT / "docs"
 STAY = PlayerIntent()
 
 
-def _window() -> GameWindow:
-    settings = load_settings(CONFIG_DIR, ('game.dialogue.ai_mode="off"',))
+def _window(ai_off: bool = True) -> GameWindow:
+    settings = load_settings(CONFIG_DIR, ('game.dialogue.ai_mode="off"',) if ai_off else ())
     village = build_village(settings)
     pygame.display.init()
     pygame.font.init()
@@ -223,6 +226,49 @@ def actions(window: GameWindow) -> None:
     _shoot(window, "feel-actions.png", frames=40)
 
 
+def loading(window: GameWindow) -> None:
+    """The first frames of a new game: the model still loading in the background, the
+    village already playing."""
+    _shoot(window, "feel-loading.png", frames=4)
+
+
+def first_greeting(window: GameWindow) -> None:
+    """A new game: Pip comes over from the well and greets the traveller at the spawn."""
+    world = window.village.world
+    pip = _villager(world, "child")
+    for _ in range(600):
+        _step(window)
+        if window.village.dialogue.board.text_of(pip.id):
+            break
+    else:
+        raise SystemExit("first_greeting: Pip said nothing in 10 s")
+    _step(window, STAY, 20)
+    _shoot(window, "feel-first-greeting.png", frames=6)
+
+
+def ball_hint(window: GameWindow) -> None:
+    """Jumping about under the roof ball for a while: Pip calls out the way up."""
+    world = window.village.world
+    pip = _villager(world, "child")
+    _put_player(window, 2335.0)  # under the roof's right end, clear of Old Wen's spot
+    hints = pip.spec.lines_for(Trigger.ERRAND_HINT)
+    for _ in range(60 * 30):
+        # Shuffle to and fro under the ball, jumping now and then, as a stuck player does.
+        tick, x = world.tick, world.player.body.position.x
+        goal = 2315.0 if (tick // 90) % 2 else 2350.0
+        move = 0 if abs(goal - x) < 8.0 else (1 if goal > x else -1)
+        _step(window, PlayerIntent(move=move, jump=tick % 50 == 0))
+        if window.village.dialogue.board.text_of(pip.id) in hints:
+            break
+    else:
+        raise SystemExit("ball_hint: Pip gave no hint in 30 s")
+    _step(window, STAY, 40)
+    x = world.player.body.position.x
+    window.renderer.camera.snap_to((x + pip.x) / 2, 180.0)
+    window.started_at -= 60.0  # the start hint has faded by now
+    _shoot(window, "feel-ball-hint.png", frames=6)
+
+
 SCENES: tuple[Callable[[GameWindow], None], ...] = (
     actions,
     grab,
@@ -233,16 +279,17 @@ SCENES: tuple[Callable[[GameWindow], None], ...] = (
     pause,
     cheer,
     bubbles,
+    first_greeting,
+    ball_hint,
 )
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Take every scene (or those named on the command line) in a fresh village of its own."""
-    names = set(sys.argv[1:] if argv is None else argv)
-    for scene in SCENES:
-        if names and scene.__name__ not in names:
-            continue
-        window = _window()
+    """Take every scene (or those named) in a fresh village of its own."""
+    names = sys.argv[1:] if argv is None else argv
+    everything = (*SCENES, loading)
+    for scene in [s for s in everything if not names or s.__name__ in names]:
+        window = _window(ai_off=scene is not loading)
         try:
             scene(window)
         finally:

@@ -145,6 +145,7 @@ def test_a_reply_cut_when_the_player_walked_away_keeps_its_words_for_a_whole_bub
     backend = GatedBackend(script={CHAT: CHAT_REPLY})
     backend.hold(lambda prompt: prompt.situation == CHAT)
     village = make_village(NO_AHEAD, "game.dialogue.chat_bubble_s=1.0", backend=backend)
+    village.world.skip_welcome()  # Pip stays at the well: the walk away is measured from there
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     pip, me = npc_named(village, "Pip"), player_id(village)
@@ -185,6 +186,7 @@ def test_a_reply_cut_before_its_first_word_takes_the_thinking_bubble_down(
     backend = GatedBackend(script={CHAT: CHAT_REPLY})
     backend.hold(lambda prompt: prompt.situation == CHAT)
     village = make_village(NO_AHEAD, backend=backend)
+    village.world.skip_welcome()  # Pip stays at the well: the walk away is measured from there
     tap = Tap(source_of(village), monkeypatch)
     pip = npc_named(village, "Pip")
     walk(village, STAY, 10)

@@ -19,6 +19,7 @@ from game.dialogue.corpus import (
     record_prompt,
     split,
 )
+from game.dialogue.templates import TEMPLATE_ONLY
 from game.sim.cast import Cast, load_cast
 from game.sim.events import Trigger
 from game.sim.level import load_level
@@ -48,7 +49,9 @@ def test_every_villager_has_every_trigger_and_hundreds_of_lines(
     for spec in cast.npcs:
         assert per_npc[spec.id] >= 250, spec.id
         triggers = {r.trigger for r in records if r.npc == spec.id}
-        assert triggers == set(Trigger), (spec.id, set(Trigger) - triggers)
+        # A template-only line (the ball's hint) is never the model's to write.
+        wanted = set(Trigger) - TEMPLATE_ONLY
+        assert triggers == wanted, (spec.id, wanted - triggers)
 
 
 def test_lines_are_unique_and_never_a_template(

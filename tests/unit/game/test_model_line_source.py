@@ -122,6 +122,7 @@ def test_unused_prepared_line_expires(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     village = make_village(NO_AHEAD)
+    village.world.skip_welcome()  # nobody else comes over to greet: Marta's line is the one
     source = source_of(village)
     tap = Tap(source, monkeypatch)
     marta = npc_named(village, "Marta")
