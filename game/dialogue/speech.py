@@ -16,7 +16,14 @@ from game.core.stats import RecentSamples, tick_quantiles
 from game.dialogue.bubble_board import BubbleBoard
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineCut, LinePartial, LineReady, LineSource
-from game.dialogue.memory import PLAYER_SPEAKER, Memories
+from game.dialogue.memory import (
+    ASKED_FACT,
+    BUMPED_FACT,
+    ERRAND_FACT,
+    PLAYER_SPEAKER,
+    THREW_FACT,
+    Memories,
+)
 from game.headless.report import LineLatency, LinesReport
 from game.sim.events import (
     ErrandCompleted,
@@ -115,11 +122,11 @@ class Dialogue:
                 self.ask(LineAsk(tick, event.npc_id, event.trigger, event.listener_id, event.refs))
             elif isinstance(event, PropHitNpc) and event.thrown_by_player:
                 thrown = with_article(event.prop_kind) if event.prop_kind else "something"
-                self.memories.of(event.npc_id).add_fact(f"the traveller threw {thrown} at them")
+                self.memories.of(event.npc_id).add_fact(f"{THREW_FACT}{thrown} at them")
             elif isinstance(event, PlayerBumpedNpc):
-                self.memories.of(event.npc_id).add_fact("the traveller bumped into them")
+                self.memories.of(event.npc_id).add_fact(BUMPED_FACT)
             elif isinstance(event, ErrandCompleted):
-                self.memories.of(event.giver_id).add_fact("the traveller helped with their errand")
+                self.memories.of(event.giver_id).add_fact(ERRAND_FACT)
 
     def ask(self, ask: LineAsk) -> None:
         """Send one ask to the line source."""
@@ -246,7 +253,7 @@ class Dialogue:
             # while the player typed) is the one that was sent.
             topic = self._topic_of(ask.npc_id, ask.player_text)
             if topic:
-                memory.add_fact(f"the traveller asked them about {topic}")
+                memory.add_fact(f"{ASKED_FACT}{topic}")
         if ask.trigger is Trigger.CHAT and ask.player_text:
             self._heard.pop(ask.npc_id, None)
             if self.on_reply is not None:
