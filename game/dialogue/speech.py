@@ -33,6 +33,7 @@ from game.sim.events import (
     SpeechWanted,
     Trigger,
 )
+from game.sim.ticks import ticks
 from game.ui.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,15 @@ _MODEL_ORIGINS = frozenset({"model", "prepared"})
 
 # Latencies kept per trigger for the report: plenty for percentiles, bounded for long play.
 _LATENCY_WINDOW = 4096
+# How long a chat reply stays up before another line of the villager's may replace it: a
+# second to look up at it, and a reader's pace of about 200 words a minute.
+_READ_S = 1.0
+_READ_S_PER_WORD = 0.3
+
+
+def read_ticks(text: str) -> int:
+    """The ticks a player needs to read ``text`` in a bubble."""
+    return ticks(_READ_S + _READ_S_PER_WORD * len(text.split()))
 
 
 def with_article(noun: str) -> str:
@@ -177,7 +187,7 @@ class Dialogue:
         turn = self._refused_turn[npc_id]
         self._refused_turn[npc_id] += 1
         text = lines[turn % len(lines)] if lines else "..."
-        self.board.show(npc_id, text, tick, self._chat_bubble_ticks, "chat")
+        self.board.show(npc_id, text, tick, self._chat_bubble_ticks, "chat", read_ticks(text))
         self.shown["refusal"] += 1
         self.memories.of(npc_id).record_shown(self._names.get(npc_id, "?"), text)
         logger.info("tick %d: npc %d refused the player's words", tick, npc_id)
@@ -222,7 +232,9 @@ class Dialogue:
         shown_as: BubbleKind = (
             "fallback" if ready.origin == "fallback" else ("chat" if chat else "line")
         )
-        self.board.show(ask.npc_id, ready.text, tick, ttl, shown_as)
+        # A chat reply stays up until it has been read: a farewell or a bark waits.
+        read = read_ticks(ready.text) if chat else 0
+        self.board.show(ask.npc_id, ready.text, tick, ttl, shown_as, read, reply=chat)
         self.shown[ready.origin] += 1
         self.shown_by_trigger[(ask.trigger.value, ready.origin)] += 1
         latency = self.latency_ticks.setdefault(ask.trigger.value, deque(maxlen=_LATENCY_WINDOW))
