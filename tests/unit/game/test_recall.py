@@ -8,6 +8,7 @@ of it holds in a game continued from a save. Villages run on a scripted backend.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from game.dialogue.line_plan import LineAskParts, LinePlanner, load_trigger_word
 from game.dialogue.line_source import LineReady
 from game.dialogue.memory import Memory
 from game.dialogue.persona_prompt import Persona
-from game.dialogue.recall import RECALL_QUESTION, is_recall_question
+from game.dialogue.recall import RECALL_QUESTION, fact_kind, is_recall_question
 from game.persist.autosave import capture, restore, villager_keys
 from game.persist.store import SaveStore
 from game.sim.cast import load_cast
@@ -43,6 +44,7 @@ BREAD = "the traveller asked them about bread"
 CRATE = "the traveller threw a crate at them"
 BUMP = "the traveller bumped into them"
 NAMES = ("Marta", "baker", "Old Wen", "elder")
+EVAL_CASES = "tools/eval/data/dialogue/recall.json"
 
 
 @pytest.mark.parametrize(
@@ -351,3 +353,17 @@ def test_the_answer_must_not_say_the_villager_did_what_the_traveller_did(
     pies = "the traveller asked them about the pies"
     found = _faults(planner, (pies,), "I asked about the pies.")
     assert "role_swap" in found
+
+
+def test_the_evaluations_questions_are_all_the_question_and_its_memories_real() -> None:
+    cases = json.loads((Path(__file__).resolve().parents[3] / EVAL_CASES).read_text())
+    cast = load_cast()
+    names = {s.name for s in cast.npcs}
+    addresses = [w for s in cast.npcs for w in (s.name, s.role)]
+    assert len(cases) >= 10
+    for case in cases:
+        assert case["npc"] in names
+        assert is_recall_question(case["q"], addresses), case["q"]
+        assert all(fact_kind(f) for f in case["facts"]), case["facts"]
+    assert any(not c["facts"] for c in cases)
+    assert any(c["facts"] for c in cases)
