@@ -14,6 +14,7 @@ template answer, built from the same memory (:class:`RecallLines`), stands in.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,23 +36,26 @@ from game.sim.cast import RECALL_KINDS
 RECALL_QUESTION = "Do you remember me?"
 
 _YOU = r"(?:you|ya|u)"
-_CORES = tuple(
-    re.compile(f"^{core}$")
-    for core in (
-        rf"(?:(?:do|did|can|could|would|will|don't|dont|can't|cant) )?(?:{_YOU} )?"
-        r"(?:still )?(?:remember|recall|recognise|recognize) (?:me|us)",
-        rf"what (?:do|did|can) {_YOU} (?:remember|recall|know) (?:about|of) me",
-        rf"(?:have|haven't|did|didn't) {_YOU} (?:forgotten|forgot|forget) (?:me|us)",
-        rf"{_YOU} (?:forgot|forgotten) (?:me|us)",
-        r"(?:have|haven't|did|didn't) we (?:ever )?(?:met|meet)(?: before)?",
-        r"we(?:'ve| have)? met(?: before)?",
-        rf"(?:(?:do|don't|dont) )?{_YOU} know (?:me|who i am|my name)",
-        rf"(?:(?:do|don't|dont) )?{_YOU} remember (?:who i am|my name)",
-        rf"(?:have|haven't|did) {_YOU} (?:ever )?(?:seen|see|met|meet) me(?: before)?",
-        r"(?:do|don't) i look familiar",
-        r"am i familiar(?: to you)?",
-        r"who am i",
+_CORE = re.compile(
+    "^(?:"
+    + "|".join(
+        (
+            rf"(?:(?:do|did|can|could|would|will|don't|dont|can't|cant) )?(?:{_YOU} )?"
+            r"(?:still )?(?:remember|recall|recognise|recognize) (?:me|us)",
+            rf"what (?:do|did|can) {_YOU} (?:remember|recall|know) (?:about|of) me",
+            rf"(?:have|haven't|did|didn't) {_YOU} (?:forgotten|forgot|forget) (?:me|us)",
+            rf"{_YOU} (?:forgot|forgotten) (?:me|us)",
+            r"(?:have|haven't|did|didn't) we (?:ever )?(?:met|meet)(?: before)?",
+            r"we(?:'ve| have)? met(?: before)?",
+            rf"(?:(?:do|don't|dont) )?{_YOU} know (?:me|who i am|my name)",
+            rf"(?:(?:do|don't|dont) )?{_YOU} remember (?:who i am|my name)",
+            rf"(?:have|haven't|did) {_YOU} (?:ever )?(?:seen|see|met|meet) me(?: before)?",
+            r"(?:do|don't) i look familiar",
+            r"am i familiar(?: to you)?",
+            r"who am i",
+        )
     )
+    + ")$"
 )
 # Words that may stand around the question without changing what it asks.
 _ASIDE_TEXT = (
@@ -61,6 +65,12 @@ _ASIDE_TEXT = (
 )
 _ASIDE = frozenset(_ASIDE_TEXT.split(" "))
 _ASIDE_WORDS = 3
+# A word every way of asking it has, and the most words a line asking it may have.
+_KEYS = frozenset(
+    ("remember", "recall", "recognise", "recognize", "forgotten", "forgot", "forget")
+    + ("met", "meet", "know", "familiar", "who")
+)
+_MAX_WORDS = 14
 
 # What an answer may say of each kind of fact, besides the fact's own thing.
 _THREW_WORDS = ("threw", "throw", "thrown", "toss", "chuck", "flung", "fling", "hit")
@@ -99,21 +109,25 @@ def is_recall_question(text: str, names: Iterable[str] = ()) -> bool:
     ``names`` are the villagers' names and trades: "Marta, do you remember me?" asks it too.
     """
     found = words(text)
-    if not found:
+    # Cheap first: the main thread asks this of every line the player types.
+    if not found or len(found) > _MAX_WORDS or _KEYS.isdisjoint(found):
         return False
-    aside = _ASIDE | {w for name in names for w in words(name)}
-    for start in range(len(found)):
-        if start > _ASIDE_WORDS:
+    aside = _asides(tuple(names))
+    for start in range(min(len(found), _ASIDE_WORDS + 1)):
+        if any(w not in aside for w in found[:start]):
             break
         for end in range(len(found), start, -1):
             if len(found) - end + start > _ASIDE_WORDS:
                 break
-            core = " ".join(found[start:end])
-            if any(pattern.match(core) for pattern in _CORES) and all(
-                w in aside for w in (*found[:start], *found[end:])
-            ):
+            if all(w in aside for w in found[end:]) and _CORE.match(" ".join(found[start:end])):
                 return True
     return False
+
+
+@functools.lru_cache(maxsize=8)
+def _asides(names: tuple[str, ...]) -> frozenset[str]:
+    """The words that may stand around the question, with these names' words."""
+    return _ASIDE | {w for name in names for w in words(name)}
 
 
 def fact_kind(fact: str) -> str:
