@@ -8,7 +8,9 @@ contrastive score. It never looks at the game: the game packs what it knows into
 A candidate with a *fault* is never shown: it copies an example line, echoes the player
 or a remembered line, names its own speaker or a villager who is not there, names a thing
 the scene does not hold (an apple when a crate flew), says the speaker did what the
-listener did ("I bumped you" after being bumped), carries a speaker label, or is empty.
+listener did ("I bumped you" after being bumped), misses what it must mention (an answer
+to "do you remember me?" that names nothing remembered), carries a speaker label, or is
+empty.
 Among the rest, a line that mentions what just happened and that the situation made more
 likely (positive contrast) ranks first.
 """
@@ -53,7 +55,9 @@ class LineCriteria:
     line must not copy. ``remembered`` are lines already shown (the speaker's own and
     the conversation's) that it must not echo or repeat. ``foreign_words`` name things
     that are not in the scene. ``listener_acts`` are stems of what the listener did to
-    the speaker ("bump", "throw"): the speaker must not say they did it.
+    the speaker ("bump", "throw"): the speaker must not say they did it. When
+    ``must_mention`` is given, the line must use one of its words or phrases, within
+    its first ``mention_within`` words when that is above 0.
     """
 
     keywords: tuple[str, ...] = ()
@@ -64,6 +68,8 @@ class LineCriteria:
     player_text: str = ""
     foreign_words: tuple[str, ...] = ()
     listener_acts: tuple[str, ...] = ()
+    must_mention: tuple[str, ...] = ()
+    mention_within: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,9 +178,18 @@ def faults(text: str, criteria: LineCriteria) -> tuple[str, ...]:
         found.append("foreign_word")
     if criteria.listener_acts and swaps_roles(text, criteria.listener_acts):
         found.append("role_swap")
+    if criteria.must_mention and not _mentions_early(text, criteria):
+        found.append("unmentioned")
     if has_label(text):
         found.append("label")
     return tuple(found)
+
+
+def _mentions_early(text: str, criteria: LineCriteria) -> bool:
+    """Whether ``text`` uses a word of ``must_mention`` (within its first words, if set)."""
+    within = criteria.mention_within
+    head = " ".join(words(text)[:within]) if within > 0 else text
+    return mentions(head, criteria.must_mention)
 
 
 def swaps_roles(text: str, acts: Iterable[str]) -> bool:

@@ -38,6 +38,7 @@ from game.dialogue.line_source import LineSource, SourceStatus, TemplateLineSour
 from game.dialogue.memory import Memories
 from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.persona_prompt import Persona, largest_prompts, shared_context
+from game.dialogue.recall import RecallLines
 from game.dialogue.speech import Dialogue
 from game.dialogue.templates import TemplateFallback, TemplateLines
 from game.dialogue.voice_swap import VoiceSwap
@@ -191,12 +192,20 @@ def build_village(
     names = {npc_id: spec.name for npc_id, spec in specs.items()}
     memories = Memories()
     content = load_content_filter(settings.ai)
+    recall = RecallLines(
+        {npc_id: spec.recall for npc_id, spec in specs.items()},
+        memories,
+        names,
+        seed=world_config.seed,
+        addresses=[w for spec in specs.values() for w in (spec.name, spec.role)],
+    )
     templates = TemplateLines(
         {npc_id: spec.templates for npc_id, spec in specs.items()},
         names,
         seed=world_config.seed,
         cold={npc_id: spec.cold_lines for npc_id, spec in specs.items()},
         attitude_of=lambda npc_id: memories.of(npc_id).attitude,
+        answers=recall.reply,
     )
     disruptions = Disruptions(world)
     dialogue_config = settings.game.dialogue
@@ -236,7 +245,7 @@ def build_village(
         disruptions=disruptions,
         bubble_log=bubble_log,
         kind_of=world.entity_kind,
-        topic_of=_topics(specs, world.cast.facts),
+        topic_of=_topics(specs, world.cast.facts, recall),
         on_reply=decider.chat_replied,
         content=content,
         refusals={npc_id: spec.refusals for npc_id, spec in specs.items()},
@@ -284,10 +293,17 @@ def watch_settings(
     return live
 
 
-def _topics(specs: Mapping[int, NpcSpec], shared: tuple[Fact, ...]) -> Callable[[int, str], str]:
-    """What a villager remembers being asked about: the topic of the fact that answers."""
+def _topics(
+    specs: Mapping[int, NpcSpec], shared: tuple[Fact, ...], recall: RecallLines
+) -> Callable[[int, str], str]:
+    """What a villager remembers being asked about: the topic of the fact that answers.
+
+    "Do you remember me?" is about the traveller, no topic (not Old Wen's old days).
+    """
 
     def topic_of(npc_id: int, question: str) -> str:
+        if recall.asks(question):
+            return ""
         spec = specs.get(npc_id)
         facts = () if spec is None else matching_facts(question, spec.facts, shared)
         return facts[0].topic if facts else ""
@@ -324,7 +340,14 @@ def _model_source(
     runtime = runtime_factory(ai, backend, TemplateFallback(templates), content=content)
     personas = {
         npc_id: Persona(
-            spec.name, spec.role, spec.persona, spec.templates, spec.openers, spec.facts
+            spec.name,
+            spec.role,
+            spec.persona,
+            spec.templates,
+            spec.openers,
+            spec.facts,
+            spec.recall_openers,
+            spec.stranger_openers,
         )
         for npc_id, spec in specs.items()
     }

@@ -24,6 +24,7 @@ from ai.prompt import build_completion_prompt
 from game.assets import ASSETS_DIR, AssetError
 from game.dialogue.memory import PLAYER_SPEAKER, Memory
 from game.dialogue.persona_prompt import ATTITUDES, ERRAND_STATES, Persona, build_prompt
+from game.dialogue.recall import is_recall_question
 from game.sim.cast import Cast, Fact
 from game.sim.events import Trigger
 from game.sim.level import Level
@@ -253,6 +254,8 @@ def record_spec(record: CorpusRecord, world: CorpusWorld) -> PromptSpec:
     errand = ""
     if record.trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE):
         errand = world.errand_titles.get(record.npc, "")
+    addresses = [w for p in world.personas.values() for w in (p.name, p.role)]
+    recall = record.trigger is Trigger.CHAT and is_recall_question(record.question, addresses)
     return build_prompt(
         "",
         speaker,
@@ -266,6 +269,7 @@ def record_spec(record: CorpusRecord, world: CorpusWorld) -> PromptSpec:
         style="village",
         attitude=record.attitude,
         errand_state=record.errand,
+        recall=recall,
     )
 
 

@@ -24,8 +24,15 @@ from ai import CandidatePlan, GenerationConfig, LineCriteria, Priority, PromptSp
 from ai.selection import words
 from game.assets import AssetError, asset_path
 from game.dialogue.facts import matching_facts, question_words
-from game.dialogue.memory import Memory
+from game.dialogue.memory import BUMPED_FACT, THREW_FACT, Memory
 from game.dialogue.persona_prompt import Persona, PromptStyle, build_prompt
+from game.dialogue.recall import (
+    TRAVELLER_DEEDS,
+    is_recall_question,
+    made_up_deeds,
+    recall_within,
+    recall_words,
+)
 from game.dialogue.templates import fill
 from game.sim.cast import Fact
 from game.sim.events import Trigger
@@ -56,8 +63,6 @@ _VILLAGE_SENTENCE_WORDS = 3
 # What a villager did to the traveller's face, by verb stem: a bark to the traveller in
 # which the speaker did it ("I bumped you") has the roles the wrong way round.
 _TRAVELLER_ACTS = ("bump", "throw", "threw", "push")
-_BUMPED = "the traveller bumped into them"
-_THREW = "the traveller threw "
 
 
 # Everything else is reactive. A farewell to someone already walking off matters less
@@ -145,6 +150,10 @@ class LinePlanner:
         self._contrast = generation.contrast
         self._shared_facts = tuple(shared_facts)
         self._names = tuple(dict.fromkeys(p.name for p in personas.values()))
+        # Names and trades may stand around "do you remember me?" ("Marta, remember me?").
+        self._addresses = tuple(
+            dict.fromkeys(w for p in personas.values() for w in (p.name, p.role))
+        )
         self._examples = tuple(
             dict.fromkeys(
                 fill(line, name=p.name, listener="traveller")
@@ -176,13 +185,22 @@ class LinePlanner:
         """The remembered facts a ``trigger`` bark's prompt names in the current style."""
         return bark_memories(facts, trigger) if self.style == "village" else tuple(facts)
 
+    def recalls(self, player_text: str) -> bool:
+        """Whether the player asks if the villager remembers them (``game.dialogue.recall``)."""
+        return is_recall_question(player_text, self._addresses)
+
     def build(self, ask: LineAskParts, memory: Memory) -> tuple[PromptSpec, CandidatePlan]:
         """The prompt and the candidate plan for one line."""
         speaker = self._personas[ask.npc_id]
         chat = ask.trigger is Trigger.CHAT
+        recall = chat and self.recalls(ask.player_text)
         if self.style == "village" and not chat:
             memory = memory.with_facts(bark_memories(memory.facts, ask.trigger))
-        known = matching_facts(ask.player_text, speaker.facts, self._shared_facts) if chat else ()
+        known: tuple[Fact, ...] = ()
+        if chat and not recall:
+            # "Do you remember me?" asks for no fact: Old Wen's "I remember when the
+            # market hall was built" is not the answer.
+            known = matching_facts(ask.player_text, speaker.facts, self._shared_facts)
         prompt = build_prompt(
             self.context,
             speaker,
@@ -196,15 +214,22 @@ class LinePlanner:
             style=self.style,
             attitude=ask.attitude,
             errand_state=ask.errand_state,
+            recall=recall,
         )
-        return prompt, self._plan(ask, speaker, memory, known)
+        return prompt, self._plan(ask, speaker, memory, known, recall)
 
     def _plan(
-        self, ask: LineAskParts, speaker: Persona, memory: Memory, known: Sequence[Fact]
+        self,
+        ask: LineAskParts,
+        speaker: Persona,
+        memory: Memory,
+        known: Sequence[Fact],
+        recall: bool = False,
     ) -> CandidatePlan:
         chat = ask.trigger is Trigger.CHAT
         present = {speaker.name, *words_of_names(ask.listener, self._names)}
-        mentioned = " ".join((ask.player_text, *(fact.text for fact in known)))
+        remembered = memory.facts if recall else ()
+        mentioned = " ".join((ask.player_text, *(fact.text for fact in known), *remembered))
         absent = tuple(
             name for name in self._names if name not in present and name not in mentioned
         )
@@ -218,10 +243,19 @@ class LinePlanner:
             examples=self._examples,
             remembered=memory.recent_lines,
             player_text=ask.player_text,
-            foreign_words=_other_props(ask),
-            listener_acts=_TRAVELLER_ACTS if not chat and ask.listener == "traveller" else (),
+            foreign_words=made_up_deeds(memory.facts) if recall else _other_props(ask),
+            listener_acts=_listener_acts(ask, chat, recall),
+            # The answer to "do you remember me?" names what they remember, or says they
+            # do not know the traveller, in its first words; any other answer gives way
+            # to the template.
+            must_mention=recall_words(memory.facts, ask.errand) if recall else (),
+            mention_within=recall_within(memory.facts) if recall else 0,
         )
         openers = () if chat or self.style == "village" else self._openers(ask, speaker, memory)
+        if recall:
+            # The answer starts in the villager's voice and the right frame ("You're the
+            # one who"), and the model says what they remember.
+            openers = speaker.recall_openers if memory.facts else speaker.stranger_openers
         if ask.priority is Priority.PLAYER_CHAT:
             return CandidatePlan(
                 criteria,
@@ -284,10 +318,17 @@ def bark_memories(facts: Sequence[str], trigger: Trigger) -> tuple[str, ...]:
     every later line, and swaps who bumped whom. A thrown prop is not recalled in the
     reaction to a hit or a near miss, which is about the prop that just flew.
     """
-    kept = [fact for fact in facts if fact != _BUMPED]
+    kept = [fact for fact in facts if fact != BUMPED_FACT]
     if trigger in (Trigger.HIT, Trigger.NEAR_MISS):
-        kept = [fact for fact in kept if not fact.startswith(_THREW)]
+        kept = [fact for fact in kept if not fact.startswith(THREW_FACT)]
     return tuple(kept[-1:])
+
+
+def _listener_acts(ask: LineAskParts, chat: bool, recall: bool) -> tuple[str, ...]:
+    """What the traveller did that the speaker must not say they did."""
+    if recall:
+        return TRAVELLER_DEEDS
+    return _TRAVELLER_ACTS if not chat and ask.listener == "traveller" else ()
 
 
 def _other_props(ask: LineAskParts) -> tuple[str, ...]:

@@ -152,7 +152,7 @@ class TemplateLineSource:
     def request(self, ask: LineAsk) -> None:
         """Pick a template line now; it is handed out by the next ``poll``."""
         listener = self._names.get(ask.listener_id, "friend") if ask.listener_id else "friend"
-        text = self._templates.line(ask.npc_id, ask.trigger, listener)
+        text = self._templates.line(ask.npc_id, ask.trigger, listener, ask.player_text)
         self._ready.append(LineReady(ask, text, "template"))
 
     def prepare(self, ask: LineAsk) -> None:

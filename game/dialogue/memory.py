@@ -26,6 +26,25 @@ PLAYER_SPEAKER = "Player"
 MEMORY_WINDOW = 4
 MEMORY_FACTS = 4
 
+# The facts the dialogue records about the traveller, in these words (the corpus too).
+ERRAND_FACT = "the traveller helped with their errand"
+BUMPED_FACT = "the traveller bumped into them"
+THREW_FACT = "the traveller threw "
+ASKED_FACT = "the traveller asked them about "
+# How much each kind of fact tells of the traveller: a finished errand most, a bump least.
+_TELLING = ((ERRAND_FACT, 3), (THREW_FACT, 2), (ASKED_FACT, 1), (BUMPED_FACT, 0))
+
+
+def telling(fact: str) -> int:
+    """How much a remembered fact tells of the traveller, from 3 (an errand done) to 0."""
+    return next((rank for start, rank in _TELLING if fact.startswith(start)), 1)
+
+
+def telling_first(facts: Iterable[str]) -> tuple[str, ...]:
+    """``facts`` (oldest first) with the most telling first, the newer first among equals."""
+    newest_first = list(facts)[::-1]
+    return tuple(sorted(newest_first, key=telling, reverse=True))
+
 
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
@@ -109,10 +128,18 @@ class Memory:
                 self._topics.append(word)
 
     def add_fact(self, fact: str) -> None:
-        """Remember a fact; repeating one moves it to the most recent place."""
-        if fact in self._facts:
-            self._facts.remove(fact)
-        self._facts.append(fact)
+        """Remember a fact; repeating one moves it to the most recent place.
+
+        When the memory is full, the oldest of the least telling facts makes room (not
+        simply the oldest), so four questions do not wipe out an errand done.
+        """
+        facts = self._facts
+        if fact in facts:
+            facts.remove(fact)
+        elif facts.maxlen is not None and len(facts) == facts.maxlen and facts:
+            least = min(telling(old) for old in facts)
+            facts.remove(next(old for old in facts if telling(old) == least))
+        facts.append(fact)
 
     def restore(
         self,

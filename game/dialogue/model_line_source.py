@@ -432,7 +432,7 @@ class ModelLineSource:
 
     def _template(self, ask: LineAsk) -> str:
         listener = self._builder.listener_name(ask.listener_id)
-        return self._templates.line(ask.npc_id, ask.trigger, listener)
+        return self._templates.line(ask.npc_id, ask.trigger, listener, ask.player_text)
 
     # -- SourceStatus --------------------------------------------------------
 

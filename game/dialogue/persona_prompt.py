@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ai import Exchange, HygieneConfig, PromptSpec
-from game.dialogue.memory import MEMORY_FACTS, MEMORY_WINDOW, Memory
+from game.dialogue.memory import (
+    MEMORY_FACTS,
+    MEMORY_WINDOW,
+    PLAYER_SPEAKER,
+    Memory,
+    telling_first,
+)
+from game.dialogue.recall import RECALL_QUESTION
 from game.dialogue.templates import fill
 from game.sim.cast import Fact
 from game.sim.events import Trigger
@@ -69,6 +76,10 @@ class Persona:
     lines: Mapping[Trigger, tuple[str, ...]] = field(default_factory=dict)
     openers: Mapping[Trigger, tuple[str, ...]] = field(default_factory=dict)
     facts: tuple[Fact, ...] = ()
+    recall_openers: tuple[str, ...] = ()
+    """First words of an answer to "do you remember me?" from a villager who does."""
+    stranger_openers: tuple[str, ...] = ()
+    """First words of that answer from one who remembers nothing of the traveller."""
 
     @property
     def label(self) -> str:
@@ -148,21 +159,32 @@ def build_prompt(
     style: PromptStyle = "fewshot",
     attitude: str = "",
     errand_state: str = "",
+    recall: bool = False,
 ) -> PromptSpec:
     """One request's prompt. Only CHAT carries the conversation, to keep barks short.
 
     ``known`` are the facts that answer the player's question; a chat also carries the
     summary of exchanges older than the memory's window. The "village" style drops the
     shared context and says the villager's attitude, errand and facts as notes.
+
+    ``recall``: the player asked whether the villager remembers them (see
+    ``game.dialogue.recall``). The question goes in its canonical words, and every
+    remembered fact goes in, the most telling first.
     """
     chat = trigger is Trigger.CHAT
-    notes = [f"{speaker.name} remembers: {fact}." for fact in memory.facts]
+    facts = telling_first(memory.facts) if recall else memory.facts
+    notes = [f"{speaker.name} remembers: {fact}." for fact in facts]
     if chat and memory.summary:
         notes.append(memory.summary)
     history = memory.exchanges if chat else ()
+    if recall:
+        history = _without_last_ask(history, player_text)
+        player_text = RECALL_QUESTION
     if style == "village":
-        # The adapter was trained on at most two memories a line; more confuse it.
-        del notes[: max(0, len(memory.facts) - VILLAGE_MEMORIES)]
+        # The adapter was trained on at most two memories a line; more confuse it. The
+        # answer to "do you remember me?" is the one place it needs them all.
+        if not recall:
+            del notes[: max(0, len(memory.facts) - VILLAGE_MEMORIES)]
         notes[:0] = _village_notes(speaker, listener, attitude, errand_state)
         notes.extend(f"{speaker.name} knows: {fact.text}" for fact in known)
         return PromptSpec(
@@ -183,6 +205,17 @@ def build_prompt(
         player_text=player_text,
         conversation=chat,
     )
+
+
+def _without_last_ask(history: tuple[Exchange, ...], asked: str) -> tuple[Exchange, ...]:
+    """The history without the player's newest line when it is ``asked`` (it goes in as the
+    question, in other words)."""
+    for i in range(len(history) - 1, -1, -1):
+        if history[i].speaker == PLAYER_SPEAKER:
+            if history[i].text == asked:
+                return history[:i] + history[i + 1 :]
+            break
+    return history
 
 
 def _village_notes(speaker: Persona, listener: str, attitude: str, errand_state: str) -> list[str]:

@@ -95,7 +95,10 @@ class RequestBuilder:
         ``priority`` replaces the class the trigger would give (and its budgets)."""
         snapshot = self.snapshot(ask, predictive)
         subject = errand = ""
-        if ask.trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE, Trigger.ERRAND_HINT):
+        recall = ask.trigger is Trigger.CHAT and self._planner.recalls(ask.player_text)
+        errand_line = (Trigger.ERRAND_OFFER, Trigger.ERRAND_DONE, Trigger.ERRAND_HINT)
+        if ask.trigger in errand_line or recall:
+            # An answer to "do you remember me?" may recall the errand by its words.
             errand = self._errand_title(ask.npc_id)
         elif ask.refs:
             subject = self.world.entity_kind(ask.refs[0]) or ""
@@ -127,8 +130,10 @@ class RequestBuilder:
             snapshot,
             deadline,
             timeout,
-            # Only chat replies type into their bubble; other lines are validated whole.
-            stream=ask.trigger is Trigger.CHAT,
+            # Only chat replies type into their bubble; other lines are validated whole,
+            # and so is the answer to "do you remember me?": one that names nothing
+            # remembered must give way to the template before any of its words show.
+            stream=ask.trigger is Trigger.CHAT and not recall,
             plan=plan,
         )
 

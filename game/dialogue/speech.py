@@ -16,7 +16,14 @@ from game.core.stats import RecentSamples, tick_quantiles
 from game.dialogue.bubble_board import BubbleBoard
 from game.dialogue.disruptions import Disruptions
 from game.dialogue.line_source import LineAsk, LineCut, LinePartial, LineReady, LineSource
-from game.dialogue.memory import PLAYER_SPEAKER, Memories
+from game.dialogue.memory import (
+    ASKED_FACT,
+    BUMPED_FACT,
+    ERRAND_FACT,
+    PLAYER_SPEAKER,
+    THREW_FACT,
+    Memories,
+)
 from game.headless.report import LineLatency, LinesReport
 from game.sim.events import (
     ErrandCompleted,
@@ -26,6 +33,7 @@ from game.sim.events import (
     SpeechWanted,
     Trigger,
 )
+from game.sim.ticks import ticks
 from game.ui.views import BubbleKind, BubbleView
 
 logger = logging.getLogger(__name__)
@@ -35,6 +43,15 @@ _MODEL_ORIGINS = frozenset({"model", "prepared"})
 
 # Latencies kept per trigger for the report: plenty for percentiles, bounded for long play.
 _LATENCY_WINDOW = 4096
+# How long a chat reply stays up before another line of the villager's may replace it: a
+# second to look up at it, and a reader's pace of about 200 words a minute.
+_READ_S = 1.0
+_READ_S_PER_WORD = 0.3
+
+
+def read_ticks(text: str) -> int:
+    """The ticks a player needs to read ``text`` in a bubble."""
+    return ticks(_READ_S + _READ_S_PER_WORD * len(text.split()))
 
 
 def with_article(noun: str) -> str:
@@ -115,11 +132,11 @@ class Dialogue:
                 self.ask(LineAsk(tick, event.npc_id, event.trigger, event.listener_id, event.refs))
             elif isinstance(event, PropHitNpc) and event.thrown_by_player:
                 thrown = with_article(event.prop_kind) if event.prop_kind else "something"
-                self.memories.of(event.npc_id).add_fact(f"the traveller threw {thrown} at them")
+                self.memories.of(event.npc_id).add_fact(f"{THREW_FACT}{thrown} at them")
             elif isinstance(event, PlayerBumpedNpc):
-                self.memories.of(event.npc_id).add_fact("the traveller bumped into them")
+                self.memories.of(event.npc_id).add_fact(BUMPED_FACT)
             elif isinstance(event, ErrandCompleted):
-                self.memories.of(event.giver_id).add_fact("the traveller helped with their errand")
+                self.memories.of(event.giver_id).add_fact(ERRAND_FACT)
 
     def ask(self, ask: LineAsk) -> None:
         """Send one ask to the line source."""
@@ -170,7 +187,7 @@ class Dialogue:
         turn = self._refused_turn[npc_id]
         self._refused_turn[npc_id] += 1
         text = lines[turn % len(lines)] if lines else "..."
-        self.board.show(npc_id, text, tick, self._chat_bubble_ticks, "chat")
+        self.board.show(npc_id, text, tick, self._chat_bubble_ticks, "chat", read_ticks(text))
         self.shown["refusal"] += 1
         self.memories.of(npc_id).record_shown(self._names.get(npc_id, "?"), text)
         logger.info("tick %d: npc %d refused the player's words", tick, npc_id)
@@ -215,7 +232,9 @@ class Dialogue:
         shown_as: BubbleKind = (
             "fallback" if ready.origin == "fallback" else ("chat" if chat else "line")
         )
-        self.board.show(ask.npc_id, ready.text, tick, ttl, shown_as)
+        # A chat reply stays up until it has been read: a farewell or a bark waits.
+        read = read_ticks(ready.text) if chat else 0
+        self.board.show(ask.npc_id, ready.text, tick, ttl, shown_as, read, reply=chat)
         self.shown[ready.origin] += 1
         self.shown_by_trigger[(ask.trigger.value, ready.origin)] += 1
         latency = self.latency_ticks.setdefault(ask.trigger.value, deque(maxlen=_LATENCY_WINDOW))
@@ -246,7 +265,7 @@ class Dialogue:
             # while the player typed) is the one that was sent.
             topic = self._topic_of(ask.npc_id, ask.player_text)
             if topic:
-                memory.add_fact(f"the traveller asked them about {topic}")
+                memory.add_fact(f"{ASKED_FACT}{topic}")
         if ask.trigger is Trigger.CHAT and ask.player_text:
             self._heard.pop(ask.npc_id, None)
             if self.on_reply is not None:

@@ -38,7 +38,9 @@ class TemplateLines:
     Each (speaker, trigger) pair walks its own shuffled deck, so a fallback that fires
     again and again still varies: players notice the same line twice in a row at once.
     A villager wary of the traveller (``attitude_of`` below zero) greets and says
-    goodbye from their ``cold`` lines, where they have them.
+    goodbye from their ``cold`` lines, where they have them. ``answers`` may have a
+    chat reply of its own for the player's words (an answer to "do you remember me?"
+    built from memory); otherwise a chat gets the villager's chat lines.
     """
 
     def __init__(
@@ -48,8 +50,10 @@ class TemplateLines:
         seed: int,
         cold: Mapping[int, Templates] | None = None,
         attitude_of: Callable[[int], int] | None = None,
+        answers: Callable[[int, str], str | None] | None = None,
     ):
         self._templates = templates
+        self._answers = answers
         self._cold = cold or {}
         self._attitude_of = attitude_of
         self._names = names
@@ -57,8 +61,15 @@ class TemplateLines:
         self._decks: dict[tuple[int, Trigger, bool], list[str]] = {}
         self._last: dict[tuple[int, Trigger, bool], str] = {}
 
-    def line(self, npc_id: int, trigger: Trigger, listener: str = "friend") -> str:
-        """Return the next template line for ``npc_id`` reacting to ``trigger``."""
+    def line(
+        self, npc_id: int, trigger: Trigger, listener: str = "friend", player_text: str = ""
+    ) -> str:
+        """Return the next template line for ``npc_id`` reacting to ``trigger``
+        (for a chat, to the player's ``player_text``)."""
+        if trigger is Trigger.CHAT and player_text and self._answers is not None:
+            answer = self._answers(npc_id, player_text)
+            if answer:
+                return answer
         cold_lines = self._cold.get(npc_id, {}).get(trigger)
         wary = bool(cold_lines) and self._attitude_of is not None and self._attitude_of(npc_id) < 0
         key = (npc_id, trigger, wary)
@@ -97,4 +108,5 @@ class TemplateFallback:
         """A template line for the villager and trigger the request was for."""
         snapshot = request.snapshot
         trigger = snapshot.trigger if isinstance(snapshot, LineSnapshot) else Trigger.CHAT
-        return self._templates.line(request.npc_id, trigger, "traveller")
+        player_text = request.prompt.player_text
+        return self._templates.line(request.npc_id, trigger, "traveller", player_text)

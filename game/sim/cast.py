@@ -62,6 +62,14 @@ class NpcSpec:
     """Greetings and farewells for when the villager is wary of the traveller."""
     refusals: tuple[str, ...] = ()
     """What the villager says, in their own voice, to player text the content filter refuses."""
+    recall: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False, compare=False
+    )
+    """Answers to "do you remember me?", by the kind of fact recalled (``RECALL_KINDS``)."""
+    recall_openers: tuple[str, ...] = ()
+    """First words of a model's answer to "do you remember me?" when they remember something."""
+    stranger_openers: tuple[str, ...] = ()
+    """First words of that answer when they remember nothing of the traveller."""
 
     @property
     def templates(self) -> Mapping[Trigger, tuple[str, ...]]:
@@ -126,6 +134,9 @@ def parse_cast(raw: Mapping[str, object], path: Path) -> Cast:
                 facts=_facts(r, table.get("facts", []), f"{where}.facts"),
                 cold_lines=_cold_lines(r, table, where),
                 refusals=_refusals(r, table, where),
+                recall=_recall(r, table, where),
+                recall_openers=_recall_openers(r, table, where, "openers"),
+                stranger_openers=_recall_openers(r, table, where, "stranger_openers"),
             )
         )
     return Cast(tuple(specs), _facts(r, raw.get("fact", []), "fact"))
@@ -179,6 +190,54 @@ def _refusals(r: Reader, table: Mapping[str, object], where: str) -> tuple[str, 
         if not isinstance(line, str) or not line.strip() or "{" in line:
             raise r.fail(f"{place}[{j}]", f"expected a plain non-empty line, got {line!r}")
     return tuple(line.strip() for line in values)
+
+
+RECALL_KINDS = ("errand", "threw", "asked", "bumped", "stranger")
+"""What a villager recalls of the traveller, most telling first: an errand done for them,
+something thrown at them, a question asked, a bump; "stranger" when nothing."""
+_RECALL_OPENERS = ("openers", "stranger_openers")
+# The one placeholder each kind of recall line may use besides {name} and {player}.
+_RECALL_SLOTS = {"threw": "{thing}", "asked": "{topic}"}
+
+
+def _recall(r: Reader, table: Mapping[str, object], where: str) -> Mapping[str, tuple[str, ...]]:
+    """Optional answers to "do you remember me?"; when given, every kind needs its set."""
+    if "recall" not in table:
+        return MappingProxyType({})
+    place = f"{where}.recall"
+    raw = r.table(table["recall"], place)
+    for key in raw:
+        if key not in (*RECALL_KINDS, *_RECALL_OPENERS):
+            raise r.fail(f"{place}.{key}", f"unknown kind (known: {', '.join(RECALL_KINDS)})")
+    out: dict[str, tuple[str, ...]] = {}
+    for kind in RECALL_KINDS:
+        key = f"{place}.{kind}"
+        values = r.items(r.get(raw, kind, place), key)
+        if len(values) < MIN_LINES_PER_TRIGGER:
+            raise r.fail(key, f"needs at least {MIN_LINES_PER_TRIGGER} lines, got {len(values)}")
+        for j, line in enumerate(values):
+            if not isinstance(line, str) or not line.strip():
+                raise r.fail(f"{key}[{j}]", f"expected a non-empty string, got {line!r}")
+            stray = [s for k, s in _RECALL_SLOTS.items() if k != kind and s in line]
+            if stray:
+                raise r.fail(f"{key}[{j}]", f"{stray[0]} belongs in {kind!r} lines only")
+        out[kind] = tuple(values)
+    return MappingProxyType(out)
+
+
+def _recall_openers(
+    r: Reader, table: Mapping[str, object], where: str, key: str
+) -> tuple[str, ...]:
+    """Optional first words of the model's answer to "do you remember me?"."""
+    raw = table.get("recall", {})
+    if not isinstance(raw, Mapping) or key not in raw:
+        return ()
+    place = f"{where}.recall.{key}"
+    values = r.items(raw[key], place)
+    for j, opener in enumerate(values):
+        if not isinstance(opener, str) or not opener.strip() or '"' in opener or "{" in opener:
+            raise r.fail(f"{place}[{j}]", f"expected a few words without quotes, got {opener!r}")
+    return tuple(o.strip() for o in values)
 
 
 COLD_TRIGGERS = (Trigger.GREET, Trigger.FAREWELL)

@@ -16,8 +16,10 @@ import pytest
 from ai import PromptSpec
 from ai.scripted_backend import ScriptedError, ScriptedReply, default_line
 from game.core.session import Session
+from game.dialogue.bubble_board import BubbleBoard
 from game.dialogue.chat_streams import goes_on_from, unfinished
-from game.dialogue.line_source import LineReady
+from game.dialogue.line_source import LineAsk, LineReady
+from game.dialogue.speech import read_ticks
 from game.dialogue.validation import reach
 from game.sim.events import Trigger
 from tests.unit.game.conftest import (
@@ -287,3 +289,64 @@ def test_a_second_question_while_the_reply_types_leaves_its_words_up(
     assert (ready.origin, ready.text) == ("unfinished", "Aye, the well\u2026")
     assert len(tap.cuts(pip)) == 1
     assert village.dialogue.board.text_of(pip) == ready.text
+
+
+# -- a reply the player reads is not replaced by another line of the villager's ----------
+
+
+READ = 120
+
+
+def test_a_bark_waits_behind_a_reply_until_it_has_been_read() -> None:
+    board = BubbleBoard()
+    board.show(7, CHAT_REPLY, tick=0, ttl_ticks=420, kind="chat", read_ticks=READ, reply=True)
+    board.show(7, "Safe travels.", tick=10, ttl_ticks=240, kind="line")
+    board.expire(READ - 1)
+    assert board.text_of(7) == CHAT_REPLY
+    assert board.waiting_of(7) == "Safe travels."
+    board.expire(READ)
+    assert board.text_of(7) == "Safe travels."
+    # Its own time starts when it goes up.
+    board.expire(READ + 239)
+    assert board.text_of(7) == "Safe travels."
+    board.expire(READ + 240)
+    assert board.text_of(7) is None
+
+
+def test_a_reply_still_typing_in_holds_a_bark_and_the_next_reply_takes_its_place() -> None:
+    board = BubbleBoard()
+    board.stream(7, "Aye, the", tick=0, ttl_ticks=420, kind="chat")
+    board.show(7, "Ow! Watch it!", tick=5, ttl_ticks=240, kind="line")
+    assert board.text_of(7) == "Aye, the"
+    board.show(7, CHAT_REPLY, tick=9, ttl_ticks=420, kind="chat", read_ticks=READ, reply=True)
+    assert board.text_of(7) == CHAT_REPLY
+    # The player asked again: that answer does not wait.
+    board.show(7, "Two coppers.", tick=20, ttl_ticks=420, kind="chat", read_ticks=60, reply=True)
+    assert board.text_of(7) == "Two coppers."
+    board.expire(20 + 60)
+    assert board.text_of(7) == "Ow! Watch it!"
+
+
+@pytest.mark.parametrize("second", ["farewell", "refusal"])
+def test_a_farewell_or_a_refusal_does_not_replace_a_reply_before_it_is_read(
+    make_village: Callable[..., Session], second: str
+) -> None:
+    village = make_village(NO_AHEAD, backend=GatedBackend(script={CHAT: CHAT_REPLY}))
+    pip, me = npc_named(village, "Pip"), player_id(village)
+    walk(village, STAY, 10)
+    open_chat(village, pip, QUESTION)
+    shown = walk(village, STAY, 30, until=lambda: village.dialogue.board.text_of(pip) == CHAT_REPLY)
+
+    dialogue = village.dialogue
+    if second == "farewell":
+        dialogue.ask(LineAsk(village.tick, pip, Trigger.FAREWELL, me))
+    else:
+        dialogue.say(village.tick, pip, me, "Say sh1t, you stupid villager")
+    walk(village, STAY, 2)
+    assert dialogue.board.text_of(pip) == CHAT_REPLY
+    assert dialogue.board.waiting_of(pip) is not None
+
+    read = read_ticks(CHAT_REPLY)
+    walk(village, STAY, read, until=lambda: dialogue.board.text_of(pip) != CHAT_REPLY)
+    assert village.tick - shown >= read
+    assert dialogue.board.text_of(pip) not in (None, CHAT_REPLY)

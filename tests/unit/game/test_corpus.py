@@ -19,6 +19,7 @@ from game.dialogue.corpus import (
     record_prompt,
     split,
 )
+from game.dialogue.recall import is_recall_question
 from game.dialogue.templates import TEMPLATE_ONLY
 from game.sim.cast import Cast, load_cast
 from game.sim.events import Trigger
@@ -178,3 +179,27 @@ def test_a_bad_record_names_its_file_and_line(
 def test_an_empty_folder_is_an_error(cast: Cast, tmp_path: Path) -> None:
     with pytest.raises(AssetError, match="no corpus files"):
         load_corpus(cast, tmp_path)
+
+
+def test_a_recall_record_becomes_the_games_recall_prompt(
+    cast: Cast, records: tuple[CorpusRecord, ...]
+) -> None:
+    world = corpus_world(cast, load_level())
+    record = CorpusRecord(
+        "t",
+        "farmer",
+        Trigger.CHAT,
+        "You asked about the weather, friend.",
+        memory=("the traveller bumped into them", "the traveller asked them about the weather"),
+        question="remember me?",
+    )
+    # As the game asks it: in its canonical words, every memory, the most telling first.
+    assert record_prompt(record, world) == (
+        "Note: Odo remembers: the traveller asked them about the weather.\n"
+        "Note: Odo remembers: the traveller bumped into them.\n"
+        'Player: "Do you remember me?"\n'
+        'Odo the farmer (replying to the traveller): "'
+    )
+    names = [w for spec in cast.npcs for w in (spec.name, spec.role)]
+    asked = Counter(r.npc for r in records if is_recall_question(r.question, names))
+    assert all(asked[spec.id] >= 4 for spec in cast.npcs), asked
