@@ -2,7 +2,7 @@
 
 - :mod:`ai.content.words`: layer 1, whole words and phrases (slurs as salted hashes),
   pure Python, any thread.
-- :mod:`ai.content.hidden` and :mod:`ai.content.meaning`: layer 2, a logistic regression
+- :mod:`ai.content.hidden` and :mod:`ai.content.meaning`: layer 2, a small network
   on the line's hidden state part-way up the loaded model, on the worker thread.
 - :mod:`ai.content.filter`: :class:`ContentFilter`, both layers behind one small API.
 - :mod:`ai.content.labelled`: the labelled lines the filter is trained and evaluated on.

@@ -125,7 +125,7 @@ class ContentFilter:
             )
             return None
         try:
-            return LlamaHiddenStates(llm, classifier.layer)
+            return LlamaHiddenStates(llm, classifier.layer, pooling=classifier.pooling)
         except RuntimeError as exc:
             logger.warning("content filter: no semantic layer: %s", exc)
             return None

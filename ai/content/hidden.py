@@ -2,11 +2,14 @@
 
 :class:`LlamaHiddenStates` opens a small context of its own on the game's loaded model
 (the same weights: no second model, no load time, a few megabytes of cache) and reads
-the output of one transformer layer for the tokens of a line, averaged. It stops the
-model there: llama.cpp's scheduler callback copies that layer's output and tells the
-graph to stop, so the layers above it and the 262k-word output projection (most of a
-decode's cost on a small model) never run. Reading layer 4 of Gemma 3 270M's 18 costs
-about a quarter of a full prompt evaluation of the line.
+the output of one transformer layer for the tokens of a line, averaged (and, pooled as
+``mean+last``, the last token's output beside the mean: under causal attention the last
+token has read the whole line). It stops the model there: llama.cpp's scheduler callback
+copies that layer's output and tells the graph to stop, so the layers above it and the
+262k-word output projection (most of a decode's cost on a small model) never run. The
+cost grows with the layer read, about the same for each of Gemma 3 270M's 18 layers, on
+top of a fixed part (tokenising, building the graph): layer 0 costs about a quarter of
+layer 4 (``bench/content_filter.json``).
 
 Like every use of the model it runs on the worker thread only: it shares the model's
 weights with the generation contexts, and one thread at a time may use them.
@@ -30,7 +33,7 @@ _BATCH = 64
 
 
 class HiddenStates(Protocol):
-    """Mean hidden state of a line at the layer the classifier was trained on."""
+    """Pooled hidden state of a line at the layer the classifier was trained on."""
 
     @property
     def layer(self) -> int:
@@ -38,7 +41,7 @@ class HiddenStates(Protocol):
         ...
 
     def pooled(self, text: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
-        """The line's hidden state averaged over its tokens, or None if it has none."""
+        """The line's hidden state pooled over its tokens, or None if it has none."""
         ...
 
     def close(self) -> None:
@@ -76,12 +79,23 @@ class LlamaHiddenStates:
     """Reads the output of ``layers`` for a line from a small context on ``llm``'s model.
 
     ``llm`` is the game's loaded ``llama_cpp.Llama``; the model stops after the deepest
-    of ``layers`` (the game reads one; training reads several in one pass). Worker
+    of ``layers`` (the game reads one; training reads several in one pass). ``pooling``
+    is ``mean`` or ``mean+last`` (each row the mean, then the last token's state). Worker
     thread only; :meth:`close` before the model is freed.
     """
 
-    def __init__(self, llm: Any, layers: int | Sequence[int], n_threads: int = 1) -> None:
+    def __init__(
+        self,
+        llm: Any,
+        layers: int | Sequence[int],
+        n_threads: int = 1,
+        pooling: str = "mean",
+    ) -> None:
         import llama_cpp
+
+        if pooling not in ("mean", "mean+last"):
+            raise ValueError(f"pooling must be mean or mean+last, got {pooling!r}")
+        self._with_last = pooling == "mean+last"
 
         wanted = (layers,) if isinstance(layers, int) else tuple(sorted(set(layers)))
         if not wanted or wanted[0] < 0:
@@ -95,6 +109,9 @@ class LlamaHiddenStates:
         self._last = f"l_out-{wanted[-1]}".encode()
         self._sum: np.ndarray[Any, np.dtype[np.float64]] = np.zeros((len(wanted), self._n_embd))
         self._rows = np.zeros(len(wanted), dtype=np.int64)
+        self._tail: np.ndarray[Any, np.dtype[np.float32]] = np.zeros(
+            (len(wanted), self._n_embd), dtype=np.float32
+        )
         self._seen = False
         # Kept on the instance: llama.cpp holds only a raw pointer to it.
         self._callback = llama_cpp.ggml_backend_sched_eval_callback(self._on_tensor)
@@ -150,7 +167,9 @@ class LlamaHiddenStates:
         if rows:
             buffer = np.empty(rows * self._n_embd, dtype=np.float32)
             self._ggml.tensor_get(tensor, buffer.ctypes.data, 0, rows * self._n_embd * 4)
-            self._sum[index] += buffer.reshape(rows, self._n_embd).sum(axis=0, dtype=np.float64)
+            states = buffer.reshape(rows, self._n_embd)
+            self._sum[index] += states.sum(axis=0, dtype=np.float64)
+            self._tail[index] = states[-1]
             self._rows[index] += rows
         if name != self._last:
             return True
@@ -176,12 +195,12 @@ class LlamaHiddenStates:
                 raise RuntimeError(f"llama_decode failed ({code}) in the content filter")
 
     def pooled(self, text: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
-        """The mean of layer :attr:`layer`'s output over the tokens of ``text`` (worker only)."""
+        """Layer :attr:`layer`'s output pooled over the tokens of ``text`` (worker only)."""
         rows = self.pooled_layers(text)
         return None if rows is None else rows[-1]
 
     def pooled_layers(self, text: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
-        """One row per layer of :attr:`layers`: each one's output averaged over the tokens."""
+        """One row per layer of :attr:`layers`: each one's output pooled over the tokens."""
         tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
         tokens = [int(t) for t in tokens[:_MAX_TOKENS]]
         if not tokens:
@@ -195,7 +214,8 @@ class LlamaHiddenStates:
             self._llama_cpp.llama_memory_seq_rm(self._memory, 0, 1, -1)
         if not np.all(self._rows):
             return None
-        return (self._sum / self._rows[:, None]).astype(np.float32)
+        mean = (self._sum / self._rows[:, None]).astype(np.float32)
+        return np.hstack([mean, self._tail]) if self._with_last else mean
 
     def close(self) -> None:
         """Free the context (before the model it was opened on)."""

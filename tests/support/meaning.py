@@ -35,12 +35,27 @@ class ScriptedMeaning:
         """Features that put ``text`` on the side of the threshold ``unfit`` names."""
         self.read.append(text)
         c = self._classifier
-        weights = c.weights.astype(np.float64)
-        # z = ((f - mean) / scale) . w + bias; choose f along w so that z is what we want.
         target = _MARGIN if self._unfit(text) else -_MARGIN
-        step = (target - c.bias) / float(weights @ weights)
-        features = c.mean + c.scale * weights * step
-        return features.astype(np.float32)
+        if c.hidden_weights is None:
+            weights = c.weights.astype(np.float64)
+            # z = ((f - mean) / scale) . w + bias; choose f along w so that z is what we want.
+            step = (target - c.bias) / float(weights @ weights)
+            return (c.mean + c.scale * weights * step).astype(np.float32)
+        return self._through_hidden(target)
+
+    def _through_hidden(self, target: float) -> np.ndarray[Any, np.dtype[np.float32]]:
+        """For a network: walk along its slope at the mean until the score is past ``target``."""
+        c = self._classifier
+        assert c.hidden_weights is not None
+        direction = c.hidden_weights.astype(np.float64) @ c.weights.astype(np.float64)
+        direction /= float(np.linalg.norm(direction))
+        for power in range(12):
+            for sign in (1.0, -1.0):
+                features = (c.mean + c.scale * direction * sign * 2.0**power).astype(np.float32)
+                logit = c.logit(features)
+                if (logit >= target) if target > 0 else (logit <= target):
+                    return features
+        raise AssertionError("no features reach the score wanted")
 
     def close(self) -> None:
         """Nothing to free."""

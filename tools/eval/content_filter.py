@@ -6,13 +6,18 @@ exemplars in ``assets/content/``, with no line in common: checked here) goes thr
 - **blocklist**: layer 1 only, the word list (``assets/content/blocklist.txt``);
 - **layered**: layer 1, then layer 2, the classifier on the line's hidden state read from
   the packaged model on this one thread with ``n_threads=1``, as on the game's worker,
-  with ``[filter]`` and ``hygiene.blocklist`` from ``config/ai.toml``.
+  with ``[filter]`` and ``hygiene.blocklist`` from ``config/ai.toml``; timed as the worker
+  runs it (``ContentFilter.check``: the semantic layer only reads lines the word list
+  passed).
 
 It reports recall on unfit lines and the false-positive rate on fit lines, overall, by
 kind and by source (villager lines, player text), and what each layer costs per line:
 p50 and p95 of ``--repeats`` timed passes over every line, in wall time and in the
 thread's CPU time, with one full-model decode step timed beside them as a yardstick for
-other machines, and both layers' figures at other thresholds (``sweep``). ``--methods``
+other machines, and both layers' figures at other thresholds (``sweep``). The read alone
+is also timed against a read at ``--compare-layer`` (the layer the filter read before,
+mean-pooled), the two alternating line by line in the same run so that other work on the
+machine weighs on both alike (``read_cost``). ``--methods``
 also scores the other ways of reading meaning measured when the classifier was chosen
 (``tools/eval/content_judge.py``). Writes
 ``bench/content_filter.json``:
@@ -51,7 +56,7 @@ from tools.eval.content_judge import Judge, Neighbours, threshold_at  # noqa: E4
 DATA = ROOT / "tools" / "eval" / "data" / "content.jsonl"
 CONTENT = ROOT / "assets" / "content"
 OUT = ROOT / "bench" / "content_filter.json"
-VERSION = 1
+VERSION = 2
 _WORD = re.compile(r"[a-z']+")
 
 
@@ -106,6 +111,15 @@ class Arm:
 
 
 @dataclass
+class ReadCost:
+    """What one read of a line's hidden state costs, at one layer and pooling."""
+
+    layer: int
+    pooling: str
+    cost: Cost
+
+
+@dataclass
 class Report:
     """``bench/content_filter.json``."""
 
@@ -116,6 +130,7 @@ class Report:
     arms: list[Arm]
     methods: list[Arm]
     reference_decode_step: Cost | None
+    read_cost: list[ReadCost]
     sweep: list[dict[str, float]]
     lines: list[dict[str, Any]]
 
@@ -233,6 +248,23 @@ def _timed(fn: Callable[[str], Any], texts: Sequence[str], repeats: int) -> tupl
     return results, _cost(wall, cpu)
 
 
+def _alternated(
+    readers: Sequence[Callable[[str], Any]], texts: Sequence[str], repeats: int
+) -> list[Cost]:
+    """Each reader on each text, taking turns line by line (the order flips each pass)."""
+    wall: list[list[float]] = [[] for _ in readers]
+    cpu: list[list[float]] = [[] for _ in readers]
+    for r in range(repeats):
+        for text in texts:
+            order = range(len(readers)) if r % 2 == 0 else range(len(readers) - 1, -1, -1)
+            for i in order:
+                w, c = time.perf_counter(), time.thread_time()
+                readers[i](text)
+                cpu[i].append(time.thread_time() - c)
+                wall[i].append(time.perf_counter() - w)
+    return [_cost(w, c) for w, c in zip(wall, cpu, strict=True)]
+
+
 def _decode_step(llm: Any, steps: int = 20) -> Cost:
     """One token through the whole model with its logits, as in generation."""
     llm.reset()
@@ -261,6 +293,9 @@ def main() -> int:
     parser.add_argument("--fp-target", type=float, default=0.05, help="for --methods thresholds")
     parser.add_argument("--threshold", type=float, help="instead of filter.threshold")
     parser.add_argument("--classifier", type=Path, default=CONTENT / "classifier.npz")
+    parser.add_argument(
+        "--compare-layer", type=int, default=4, help="time a mean read here beside ours"
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     import llama_cpp
@@ -310,6 +345,14 @@ def main() -> int:
     meaning_verdicts, meaning_cost = _timed(
         lambda text: content.check_meaning(text, states), texts, args.repeats
     )
+    _, layered_cost = _timed(lambda text: content.check(text, states), texts, args.repeats)
+    other = LlamaHiddenStates(llm, args.compare_layer)
+    ours_cost, other_cost = _alternated([states.pooled, other.pooled], texts, args.repeats)
+    other.close()
+    read_cost = [
+        ReadCost(classifier.layer, classifier.pooling, ours_cost),
+        ReadCost(args.compare_layer, "mean", other_cost),
+    ]
     blocklist_flags = [not v.ok for v in word_verdicts]
     layered_flags = [
         (not w.ok) or (not m.ok) for w, m in zip(word_verdicts, meaning_verdicts, strict=True)
@@ -317,7 +360,7 @@ def main() -> int:
     blocklist = _arm("blocklist", lines, blocklist_flags)
     blocklist.cost = word_cost
     layered = _arm("layered", lines, layered_flags)
-    layered.cost = meaning_cost
+    layered.cost = layered_cost
     layered.threshold = filter_config.threshold
     meaning_only = _arm("semantic layer alone", lines, [not m.ok for m in meaning_verdicts])
     meaning_only.cost = meaning_cost
@@ -342,6 +385,10 @@ def main() -> int:
         {
             "threshold": filter_config.threshold,
             "classifier_layer": classifier.layer,
+            "classifier_pooling": classifier.pooling,
+            "classifier_hidden_units": (
+                0 if classifier.hidden_weights is None else int(classifier.weights.shape[0])
+            ),
             "classifier_threshold": classifier.threshold,
             "word_list_entries": len(content.words),
             "n_threads": 1,
@@ -350,6 +397,7 @@ def main() -> int:
         [blocklist, layered, meaning_only],
         methods,
         reference,
+        read_cost,
         _sweep(lines, blocklist_flags, [m.score for m in meaning_verdicts]),
         [
             {
@@ -371,6 +419,13 @@ def main() -> int:
         print(
             f"{arm.name}: recall {o.recall:.3f}, false positives {o.false_positive_rate:.3f}{cost}"
         )
+    for read in read_cost:
+        c = read.cost
+        print(
+            f"read at layer {read.layer} ({read.pooling}): wall p50 {c.wall_p50_ms:.1f} ms,"
+            f" p95 {c.wall_p95_ms:.1f}; cpu p50 {c.cpu_p50_ms:.1f}, p95 {c.cpu_p95_ms:.1f}"
+        )
+    print(f"load average {machine.load_average_start} -> {machine.load_average_end}")
     return 0
 
 

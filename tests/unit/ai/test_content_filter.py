@@ -271,6 +271,28 @@ def test_the_classifier_file_round_trips(tmp_path: Path) -> None:
     )
 
 
+def test_a_classifier_with_a_hidden_layer_round_trips(tmp_path: Path) -> None:
+    # Two rectified units: the first sees feature 0, the second its opposite.
+    network = replace(
+        _classifier(),
+        hidden_weights=np.array([[1.0, -1.0], [0, 0], [0, 0], [0, 0]], dtype=np.float32),
+        hidden_bias=np.zeros(2, dtype=np.float32),
+        weights=np.array([3.0, -1.0], dtype=np.float32),
+        pooling="mean+last",
+    )
+    path = tmp_path / "net.npz"
+    network.save(path)
+    loaded = Classifier.load(path)
+    assert loaded.pooling == "mean+last"
+    assert loaded.hidden_weights is not None
+    assert loaded.logit(np.array([2.0, 0, 0, 0], dtype=np.float32)) == pytest.approx(6.0)
+    assert loaded.logit(np.array([-2.0, 0, 0, 0], dtype=np.float32)) == pytest.approx(-2.0)
+    with pytest.raises(ClassifierError, match="shapes do not agree"):
+        replace(network, hidden_bias=np.zeros(3, dtype=np.float32))
+    with pytest.raises(ClassifierError, match="pooling"):
+        replace(_classifier(), pooling="max")
+
+
 def test_a_broken_classifier_file_is_named(tmp_path: Path) -> None:
     path = tmp_path / "c.npz"
     np.savez(path, format=np.array(1), layer=np.array(3))
@@ -286,7 +308,9 @@ def test_the_shipped_classifier_fits_the_packaged_model_and_the_config() -> None
 
     classifier = Classifier.load(CONTENT / "classifier.npz")
     assert classifier.fits_model(str(EXPECTED_SHA256))
-    assert classifier.size == 640
+    # The mean and the last token's state of the model's 640-wide layer, side by side.
+    assert classifier.pooling == "mean+last"
+    assert classifier.size == 2 * 640
     assert AiConfig().filter.threshold == pytest.approx(classifier.threshold)
 
 
@@ -341,5 +365,5 @@ def test_filter_config_refuses_a_threshold_outside_zero_to_one(threshold: float)
 
 def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
-    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.6834}
+    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.8202}
     assert FilterConfig(**data["filter"]) == AiConfig().filter
