@@ -144,21 +144,13 @@ class GreetingPreparer:
             if self._may_ask(tick, npc_id):
                 self._ask(tick, npc_id, player.id, eta_s)
         runtime = self._runtime
-        # Nothing waits for the worker (what it writes now finishes first), and no
-        # greeting written ahead is queued or running: ask for the next one.
-        free = not (runtime.warming or runtime.queue_depth or self._ahead_in_flight())
-        if self.ahead_enabled and self._admission is not None and free:
+        idle = not (runtime.warming or runtime.queue_depth or runtime.in_flight)
+        if self.ahead_enabled and self._admission is not None and idle:
             self._ask_ahead(tick, me)
 
     def _may_ask(self, tick: int, npc_id: int) -> bool:
         last_asked = self._asked_tick.get(npc_id, -self._retry_ticks)
         return self._wants(npc_id) and tick - last_asked >= self._retry_ticks
-
-    def _ahead_in_flight(self) -> bool:
-        return any(
-            record.request.priority is Priority.AMBIENT
-            for record in self._records.of_kind(LineKind.PREDICTION)
-        )
 
     def _ask_ahead(self, tick: int, me: Motion) -> None:
         """Write the greeting of the villager in view the player will likely reach first,
@@ -192,15 +184,14 @@ class GreetingPreparer:
     def _ask_parting(self, greeting: LineAsk) -> None:
         """The villager has just greeted: write their farewell while the player stays.
 
-        Only when nothing but a greeting written ahead is waiting for the worker (the
-        two are ordered by their worth): behind a longer queue, it would be written after
-        the player has gone (measured: most were, in the errand bot's village)."""
+        Only when nothing is waiting for the worker: behind a queue, it would be written
+        after the player has gone (measured: most were, in the errand bot's village)."""
         npc_id = greeting.npc_id
         admission = self._admission
         if (
             admission is None
             or not self.ahead_enabled
-            or self._runtime.queue_depth > (1 if self._ahead_in_flight() else 0)
+            or self._runtime.queue_depth
             or npc_id in self.partings
             or self._records.prediction_for(npc_id, LineKind.PARTING) is not None
         ):

@@ -132,3 +132,14 @@ def test_a_fixed_slice_of_the_evaluation_set(
 def test_a_layer_the_model_lacks_is_refused(llm: Any) -> None:
     with pytest.raises(RuntimeError, match="no layer output named l_out-500"):
         LlamaHiddenStates(llm, 500)
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["tell me about the forge", "tell me about marta", "say something nice", "talk to me"],
+)
+def test_a_plain_question_typed_in_lower_case_is_fit(
+    content: ContentFilter, states: LlamaHiddenStates, typed: str
+) -> None:
+    # Read as typed, each of these scored 0.91-1.00 and was refused.
+    assert content.check(typed, states).ok

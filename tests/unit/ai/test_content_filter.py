@@ -21,6 +21,7 @@ from ai.content import (
     WordListError,
     load_labelled,
 )
+from ai.content.filter import as_sentence
 from ai.content.labelled import FIT_KINDS, UNFIT_KINDS, key
 from ai.content.words import entry_hash, spellings, words_of
 
@@ -316,7 +317,8 @@ def test_the_shipped_classifier_fits_the_packaged_model_and_the_config() -> None
 
 def test_the_semantic_layer_refuses_at_the_threshold(shipped: WordList) -> None:
     content = _filter(shipped, _classifier(), threshold=0.7)
-    states = _States({"calm": [-1.0, 0, 0, 0], "rude": [1.0, 0, 0, 0]})
+    # Each line is read as a sentence: "calm" as "Calm.".
+    states = _States({"Calm.": [-1.0, 0, 0, 0], "Rude.": [1.0, 0, 0, 0]})
     calm = content.check_meaning("calm", states)
     rude = content.check_meaning("rude", states)
     assert calm.ok
@@ -367,3 +369,17 @@ def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
     assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.8202}
     assert FilterConfig(**data["filter"]) == AiConfig().filter
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        ("tell me about the forge", "Tell me about the forge."),
+        ("i will kill you", "I will kill you."),
+        ("remember me?", "Remember me?"),
+        ("  Hello there!  ", "Hello there!"),
+        ("", ""),
+    ],
+)
+def test_typed_words_are_read_as_a_sentence(typed: str, read: str) -> None:
+    assert as_sentence(typed) == read

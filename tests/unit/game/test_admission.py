@@ -231,30 +231,6 @@ def test_a_bump_the_greeting_never_names_leaves_it_ready(
     assert source.greetings.outcomes["stale"] == 0
 
 
-def test_greetings_are_written_ahead_while_a_line_is_still_being_written(
-    make_village: Callable[..., Session],
-) -> None:
-    backend = GatedBackend()
-    village = make_village(backend=backend)
-    source = source_of(village)
-    greetings = source.greetings
-    greetings.ahead_enabled = False
-    backend.hold(lambda prompt: True)
-    marta, pip = npc_named(village, "Marta"), npc_named(village, "Pip")
-    village.dialogue.ask(LineAsk(village.tick, pip, Trigger.HIT, player_id(village)))
-    walk(village, STAY, 30, until=lambda: backend.parked > 0, backend=backend)
-    greetings.ahead_enabled = True
-    # One line runs and nothing waits behind it: the next greeting is asked for now,
-    # to start the moment the worker is free, not after it has been idle a while.
-    walk(village, STAY, 30, until=lambda: greetings.report().ahead >= 1, backend=backend)
-    assert source.runtime.in_flight == 1
-    assert source.runtime.queue_depth == 1
-    walk(village, STAY, 30, backend=backend)
-    assert greetings.report().ahead == 1  # one at a time
-    backend.release()
-    walk(village, STAY, 300, until=lambda: marta in source.greetings.ready, backend=backend)
-
-
 def test_a_farewell_written_while_the_player_stays_is_said_as_they_walk_off(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
