@@ -8,6 +8,12 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.zerostall-installed
 ARGS ?=
 PYTEST_ARGS ?=
+# llama.cpp is compiled for the x86-64 baseline with AVX2, FMA and F16C, not for the
+# building CPU: a native build on a CPU with AMX emits tile instructions, which a kernel
+# that has not granted the process AMX kills with SIGILL at the first matrix product.
+# pip caches the wheel it built, so this also decides what later installs reuse.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+export CMAKE_ARGS := $(LLAMA_CMAKE_ARGS)
 
 .PHONY: play test lint bench bench-all errands train setup model clean
 
