@@ -59,10 +59,12 @@ _VILLAGE_DRAWS = 2
 _VILLAGE_TEMPERATURE = 0.4
 # Its bark ends at the first sentence that closes this many words: "Ow!" goes on,
 # "Oof, a ball." is a line. Read in village runs, the second sentence is where it wanders.
-_VILLAGE_SENTENCE_WORDS = 3
+VILLAGE_SENTENCE_WORDS = 3
 # What a villager did to the traveller's face, by verb stem: a bark to the traveller in
 # which the speaker did it ("I bumped you") has the roles the wrong way round.
 _TRAVELLER_ACTS = ("bump", "throw", "threw", "push")
+# Words of a bark that lean on an earlier meeting (see _claimed_past).
+_PAST_WORDS = ("still", "again", "waiting", "remember", "remembers", "last time")
 
 
 # Everything else is reactive. A farewell to someone already walking off matters less
@@ -243,7 +245,11 @@ class LinePlanner:
             examples=self._examples,
             remembered=memory.recent_lines,
             player_text=ask.player_text,
-            foreign_words=made_up_deeds(memory.facts) if recall else _other_props(ask),
+            foreign_words=(
+                made_up_deeds(memory.facts)
+                if recall
+                else (*_other_props(ask), *_claimed_past(ask, memory, chat))
+            ),
             listener_acts=_listener_acts(ask, chat, recall),
             # The answer to "do you remember me?" names what they remember, or says they
             # do not know the traveller, in its first words; any other answer gives way
@@ -279,7 +285,7 @@ class LinePlanner:
                 False,
                 budget,
                 _VILLAGE_TEMPERATURE,
-                0 if chat else _VILLAGE_SENTENCE_WORDS,
+                0 if chat else VILLAGE_SENTENCE_WORDS,
             )
         if ask.priority is Priority.REACTIVE or ask.trigger is Trigger.FAREWELL:
             count = min(self._count, _REACTION_DRAWS)
@@ -336,6 +342,19 @@ def _other_props(ask: LineAskParts) -> tuple[str, ...]:
     if ask.trigger not in (Trigger.HIT, Trigger.NEAR_MISS) or ask.subject not in PROP_KINDS:
         return ()
     return tuple(w for kind in PROP_KINDS if kind != ask.subject for w in (kind, kind + "s"))
+
+
+def _claimed_past(ask: LineAskParts, memory: Memory, chat: bool) -> tuple[str, ...]:
+    """Words that claim a past the bark's prompt does not give it.
+
+    Told of nothing the traveller did and with no errand waiting, a bark that says
+    "still", "again" or "waiting" makes up a history ("I'm still waiting on your apples,
+    dear" before Marta asked; "I'm still waiting for you" as the errand is done): the
+    failure readers of village games marked bad most often.
+    """
+    if chat or memory.facts or ask.errand_state == "asked":
+        return ()
+    return _PAST_WORDS
 
 
 def _own_names(name: str) -> tuple[str, ...]:
