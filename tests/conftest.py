@@ -12,7 +12,6 @@ import tempfile
 import pytest
 from hypothesis import settings
 
-
 from game.persist.paths import DATA_DIR_ENV
 
 settings.register_profile("zerostall", deadline=None)
