@@ -52,7 +52,7 @@ errands: setup
 	$(BENCH_ENV) $(PY) -m tools.eval.errands $(ARGS)
 
 # The village adapter (assets/models/village-lora.gguf), trained from the corpus in
-# assets/dialogue/corpus: about 35 minutes on 2 cores. Its packages (torch among them)
+# assets/dialogue/corpus: about 25 minutes on 2 cores. Its packages (torch among them)
 # go into a virtual environment of their own, so play and test never need them.
 TRAIN_VENV := .venv-train
 TRAIN_STAMP := $(TRAIN_VENV)/.zerostall-train-installed

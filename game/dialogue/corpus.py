@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ai import PromptSpec
+from ai.hygiene import sentence_end
 from ai.prompt import build_completion_prompt
 from game.assets import ASSETS_DIR, AssetError
+from game.dialogue.line_plan import VILLAGE_SENTENCE_WORDS, bark_memories
 from game.dialogue.memory import PLAYER_SPEAKER, Memory
 from game.dialogue.persona_prompt import ATTITUDES, ERRAND_STATES, Persona, build_prompt
 from game.dialogue.recall import is_recall_question
@@ -230,6 +232,29 @@ def corpus_world(cast: Cast, level: Level) -> CorpusWorld:
     facts = {fact.text: fact for spec in cast.npcs for fact in spec.facts}
     facts.update({fact.text: fact for fact in cast.facts})
     return CorpusWorld(personas, {e.giver: e.title for e in level.errands}, facts)
+
+
+def game_asks(record: CorpusRecord) -> bool:
+    """Whether the game ever builds the record's prompt.
+
+    A bark's prompt names at most one memory, never a bump, and no earlier throw in the
+    reaction to a hit or near miss (:func:`game.dialogue.line_plan.bark_memories`). A
+    record written with other memories teaches a line for a prompt the game never sends,
+    and its line leans on a memory the game's prompt would not carry.
+    """
+    if record.trigger is Trigger.CHAT:
+        return True
+    return bark_memories(record.memory, record.trigger) == record.memory
+
+
+def training_line(record: CorpusRecord) -> str:
+    """The record's line as the game would show it: a bark ends at its first sentence of
+    at least :data:`~game.dialogue.line_plan.VILLAGE_SENTENCE_WORDS` words, where the
+    worker stops it; a chat answer is whole."""
+    if record.trigger is Trigger.CHAT:
+        return record.line
+    end = sentence_end(record.line, VILLAGE_SENTENCE_WORDS)
+    return record.line if end is None else record.line[:end]
 
 
 def record_prompt(record: CorpusRecord, world: CorpusWorld) -> str:

@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     answers = run(json.loads(CASES.read_text()))
     document = {
         "what": '"do you remember me?" asked in one paced village, with the packaged model',
-        "tree": str(args.tree),
+        # The checkout under test, as the repository names it, not as this disk does.
+        "tree": "." if args.tree.resolve() == ROOT.resolve() else args.tree.name,
         "machine": machine_header(start, model=load_settings(CONFIG_DIR).ai.model),
         "answers": answers,
         "from_the_model": sum(a["origin"] == "model" for a in answers),

@@ -17,6 +17,9 @@ key (``bench/village_pairs.txt``; the key is ``bench/village_pairs_key.json``).
 
     python tools/train/compare_village_model.py --seeds 7,11,23 --ticks 7200 --pairs 60
     python tools/train/compare_village_model.py --score bench/village_pairs_answers.txt
+
+With ``--out bench/village_model_x.json`` the pairs, key and scoring use
+``bench/village_pairs_x*``.
 """
 
 from __future__ import annotations
@@ -240,6 +243,11 @@ def score(answers: Path, key_path: Path) -> dict[str, Any]:
     }
 
 
+def _pairs_stem(out: Path) -> Path:
+    """Where a run's pairs go: ``village_model_x.json`` writes ``village_pairs_x.txt``."""
+    return out.with_name(out.stem.replace("village_model", "village_pairs", 1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default="7,11,23")
@@ -251,7 +259,7 @@ def main() -> None:
     parser.add_argument("--score", type=Path, help="score a reader's answers to the pairs")
     args = parser.parse_args()
     if args.score is not None:
-        key = args.out.parent / "village_pairs_key.json"
+        key = _pairs_stem(args.out).with_name(_pairs_stem(args.out).name + "_key.json")
         print(json.dumps(score(args.score, key), indent=1))
         return
     seeds = [int(s) for s in args.seeds.split(",") if s]
@@ -290,7 +298,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     if args.pairs:
-        write_pairs(games, judge, args.pairs, random.Random(5), args.out.parent / "village_pairs")
+        write_pairs(games, judge, args.pairs, random.Random(5), _pairs_stem(args.out))
     for arm, figures in result["arms"].items():
         print(
             f"{arm}: {figures['bubbles']} bubbles, model share {figures['model_share']}, "

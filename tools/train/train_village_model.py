@@ -1,6 +1,6 @@
 """Train the village adapter: a LoRA on Gemma 3 270M, from the hand-written corpus.
 
-    make train                                   # the full run (about 40 minutes, 2 cores)
+    make train                                   # the full run (about 25 minutes, 2 cores)
     python tools/train/train_village_model.py --limit 64 --epochs 1 --out /tmp/lora
 
 Steps, each logged with its wall time:
@@ -51,9 +51,11 @@ from game.dialogue.corpus import (  # noqa: E402
     CorpusRecord,
     CorpusWorld,
     corpus_world,
+    game_asks,
     load_corpus,
     record_prompt,
     split,
+    training_line,
 )
 from game.sim.cast import load_cast  # noqa: E402
 from game.sim.level import load_level  # noqa: E402
@@ -76,13 +78,16 @@ class Settings:
 
     rank: int = 16
     alpha: int = 32
-    epochs: int = 2
+    epochs: int = 1
     batch: int = 8
     lr: float = 3e-4
     warmup_steps: int = 20
     seed: int = 1234
     threads: int = 2
     limit: int = 0
+    # The decisions are seen this many times an epoch: with one pass, the village model
+    # chose the right action on 75% of the evaluation's situations, against 91% after two.
+    decision_repeats: int = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +113,7 @@ def _examples(
     out = []
     for record in records:
         prompt = tokenizer(record_prompt(record, world), add_special_tokens=True).input_ids
-        target = tokenizer(record.line + '"', add_special_tokens=False).input_ids
+        target = tokenizer(training_line(record) + '"', add_special_tokens=False).input_ids
         out.append(Example(prompt, target))
     return out
 
@@ -227,6 +232,7 @@ def train(args: argparse.Namespace) -> dict[str, object]:
         seed=args.seed,
         threads=args.threads,
         limit=args.limit,
+        decision_repeats=args.decision_repeats,
     )
     began = time.perf_counter()
     torch.manual_seed(settings.seed)
@@ -238,6 +244,9 @@ def train(args: argparse.Namespace) -> dict[str, object]:
     world = corpus_world(cast, level)
     corpus_dir = Path(args.corpus)
     records = load_corpus(cast, corpus_dir)
+    # Only what the game can ask: a bark written with memories its prompt never carries
+    # would teach a line for a prompt that never comes.
+    records = tuple(r for r in records if game_asks(r))
     train_records, held_records = split(records)
     if settings.limit:
         train_records = train_records[: settings.limit]
@@ -289,7 +298,9 @@ def train(args: argparse.Namespace) -> dict[str, object]:
     )
     decision_world = SituationWorld.of(cast)
     train_examples = _examples(train_records, tokenizer, world)
-    train_examples += _decision_examples(train_situations, tokenizer, decision_world)
+    train_examples += settings.decision_repeats * _decision_examples(
+        train_situations, tokenizer, decision_world
+    )
     held_examples = _examples(held_records, tokenizer, world)
     held_decisions = _decision_examples(held_situations, tokenizer, decision_world)
     pad_id = int(tokenizer.pad_token_id or 0)
@@ -411,6 +422,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--threads", type=int, default=defaults.threads)
     parser.add_argument("--limit", type=int, default=0, help="train on this many records only")
+    parser.add_argument("--decision-repeats", type=int, default=defaults.decision_repeats)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     train(args)

@@ -14,10 +14,12 @@ from game.assets import AssetError
 from game.dialogue.corpus import (
     CorpusRecord,
     corpus_world,
+    game_asks,
     is_held_out,
     load_corpus,
     record_prompt,
     split,
+    training_line,
 )
 from game.dialogue.recall import is_recall_question
 from game.dialogue.templates import TEMPLATE_ONLY
@@ -203,3 +205,52 @@ def test_a_recall_record_becomes_the_games_recall_prompt(
     names = [w for spec in cast.npcs for w in (spec.name, spec.role)]
     asked = Counter(r.npc for r in records if is_recall_question(r.question, names))
     assert all(asked[spec.id] >= 4 for spec in cast.npcs), asked
+
+
+def _bark(line: str, memory: tuple[str, ...] = (), trigger: Trigger = Trigger.HIT) -> CorpusRecord:
+    return CorpusRecord("t:1", "baker", trigger, line, prop="crate", memory=memory)
+
+
+def test_training_takes_only_the_prompts_the_game_sends() -> None:
+    asked = "the traveller asked them about the oven"
+    assert game_asks(_bark("Ow!", ()))
+    assert game_asks(_bark("Ow!", (asked,)))
+    # Two memories, a bump, or an earlier throw in a reaction: never in a bark's prompt.
+    assert not game_asks(_bark("Ow!", ("the traveller helped with their errand", asked)))
+    assert not game_asks(_bark("Ow!", ("the traveller bumped into them",)))
+    assert not game_asks(_bark("Ow!", ("the traveller threw a ball at them",)))
+    assert game_asks(_bark("Hello.", ("the traveller threw a ball at them",), Trigger.GREET))
+
+
+def test_a_barks_target_ends_where_the_game_stops_it() -> None:
+    assert training_line(_bark("Ow! A crate, dear. Mind the bread.")) == "Ow! A crate, dear."
+    assert training_line(_bark("Ow! Oof!")) == "Ow! Oof!"
+    chat = CorpusRecord(
+        "t:2", "baker", Trigger.CHAT, "Two coppers. Best rye.", question="how much?"
+    )
+    assert training_line(chat) == "Two coppers. Best rye."
+
+
+def test_bare_moments_are_in_the_corpus_except_the_evaluations(
+    cast: Cast, records: tuple[CorpusRecord, ...]
+) -> None:
+    """Most moments in play are bare; the corpus has them for all but the two villagers
+    of each moment the evaluation keeps."""
+    bare = Counter(
+        (r.npc, r.trigger.value, r.prop)
+        for r in records
+        if r.trigger is not Trigger.CHAT
+        and r.listener == "traveller"
+        and not (r.memory or r.attitude or r.errand)
+    )
+    situations = json.loads((EVAL / "situations.json").read_text())["situations"]
+    held = {
+        (s["npc"], s["trigger"], s["subject"]) for s in situations if s["listener"] == "traveller"
+    }
+    assert len(held) == 30
+    npcs = sorted(spec.id for spec in cast.npcs)
+    moments = {(t, p) for _, t, p in held}
+    for npc in npcs:
+        for trigger, prop in moments:
+            if (npc, trigger, prop) not in held:
+                assert bare[(npc, trigger, prop)] >= 7, (npc, trigger, prop)
