@@ -259,7 +259,8 @@ def main() -> None:
     parser.add_argument("--score", type=Path, help="score a reader's answers to the pairs")
     args = parser.parse_args()
     if args.score is not None:
-        key = _pairs_stem(args.out).with_name(_pairs_stem(args.out).name + "_key.json")
+        stem = _pairs_stem(args.out)
+        key = stem.parent / (stem.name + "_key.json")
         print(json.dumps(score(args.score, key), indent=1))
         return
     seeds = [int(s) for s in args.seeds.split(",") if s]
