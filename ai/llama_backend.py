@@ -33,6 +33,7 @@ from ai.abort import AbortSwitch
 from ai.adapter import AdapterRefusedError, check_adapter
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
 from ai.config import AiConfig
+from ai.llama_log import route_llama_logs
 from ai.load_checks import self_test
 from ai.prompt import build_chat_messages, build_completion_prompt
 from ai.requests import PromptSpec
@@ -98,6 +99,8 @@ class LlamaBackend:
             from llama_cpp import Llama
 
             from ai.token_loop import TokenLoop
+
+            route_llama_logs(llama_cpp)
         except ImportError as exc:
             raise ModelLoadError(f"llama-cpp-python is not installed: {exc}") from exc
         try:

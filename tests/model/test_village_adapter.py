@@ -133,3 +133,18 @@ def test_a_bad_adapter_gives_one_warning_and_the_base_prompts(
         assert backend.prompt_style == ""
     finally:
         backend.close()
+
+
+def test_loading_the_adapter_writes_nothing_to_the_terminal(
+    capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """llama.cpp's warnings (26 "cannot use buft 'CPU_REPACK'" lines for the adapter)
+    go to the log at DEBUG, not to the player's terminal."""
+    with caplog.at_level(logging.DEBUG, logger="llama.cpp"):
+        backend = _load(VILLAGE_ADAPTER_PATH)
+        backend.close()
+    out, err = capfd.readouterr()
+    assert "CPU_REPACK" not in out + err
+    assert "llama_" not in err
+    assert any("CPU_REPACK" in record.getMessage() for record in caplog.records)
+    assert all(r.levelno == logging.DEBUG for r in caplog.records if r.name == "llama.cpp")

@@ -1,0 +1,47 @@
+"""llama.cpp's own log, routed into Python's logging at the level it was written at.
+
+llama-cpp-python's callback reads ggml's log levels with an older numbering (INFO 1,
+WARN 2, ERROR 3), so every warning llama.cpp writes (the LoRA adapter's "cannot use
+buft 'CPU_REPACK', fallback to CPU" for each of 26 tensors, the sliding-window cache
+note) reaches the terminal as an error, ``verbose=False`` or not. ggml numbers them
+DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5 (continue the last message). Here its debug,
+info and warning lines go to the ``llama.cpp`` logger at DEBUG (they are notes on how
+the library runs, nothing a player can act on) and its errors at WARNING.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+from typing import Any
+
+logger = logging.getLogger("llama.cpp")
+
+_GGML_ERROR = 4
+_GGML_CONT = 5
+_state = {"level": logging.DEBUG}
+_installed: list[Any] = []  # the ctypes callback, kept alive for as long as llama.cpp may call it
+
+
+def python_level(ggml_level: int, last: int) -> int:
+    """The logging level for a message at ``ggml_level``; ``last`` for a continuation."""
+    if ggml_level == _GGML_CONT:
+        return last
+    return logging.WARNING if ggml_level == _GGML_ERROR else logging.DEBUG
+
+
+def _write(ggml_level: int, text: bytes | None, _user: Any) -> None:
+    level = python_level(ggml_level, _state["level"])
+    _state["level"] = level
+    message = (text or b"").decode("utf-8", errors="replace").strip()
+    if message:
+        logger.log(level, "%s", message)
+
+
+def route_llama_logs(llama_cpp: Any) -> None:
+    """Send llama.cpp's log to :data:`logger` from now on (once per process)."""
+    if _installed:
+        return
+    callback = llama_cpp.llama_log_callback(_write)
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+    _installed.append(callback)
