@@ -45,7 +45,7 @@ from ai.hygiene import (
 )
 from ai.requests import CandidatePlan, Priority, PromptSpec
 from ai.scheduler import Ticket
-from ai.selection import Verdict, judge, pick
+from ai.selection import Verdict, judge, mentions, pick
 
 logger = logging.getLogger(__name__)
 
@@ -136,9 +136,7 @@ class CandidateDraw:
             # A draw for a better line gives way the moment other work arrives.
             yields = self._yields(ticket) if passed else ticket.should_stop
             gate = self._screen.gate(request.stream)
-            raw, count, first = self._generate(
-                ticket, prompt, params, yields, gate, plan.sentence_words
-            )
+            raw, count, first = self._generate(ticket, prompt, params, yields, gate, plan)
             shown = request.stream and bool(gate.shown)
             if ticket.cancel_reason is not None:
                 return None
@@ -225,13 +223,22 @@ class CandidateDraw:
         params: GenerationParams,
         should_stop: Callable[[], bool],
         gate: StreamGate,
-        sentence_words: int = 0,
+        plan: CandidatePlan,
     ) -> tuple[str, int, float]:
         """One candidate's raw text, token count and first-token time; streamed if asked.
 
-        With ``sentence_words``, it ends at the first sentence that closes that many words.
-        ``gate`` decides what of it may be shown, and ends it at the first unfit word.
+        It ends where ``plan.sentence_words`` (and ``answer_words``) say, else at the
+        hygiene's sentence limit. ``gate`` decides what of it may be shown, and ends it at
+        the first unfit word.
         """
+        sentence_words = plan.sentence_words
+        answer = plan.answer_words
+        named: Callable[[str], bool] | None = None
+        if answer:
+
+            def named(text: str) -> bool:
+                return mentions(text, answer)
+
         clock = self._clock
         streams = ticket.request.stream
         runaway = self._hygiene.max_chars * _RUNAWAY_FACTOR
@@ -247,7 +254,7 @@ class CandidateDraw:
                     first = clock()
                 count += 1
                 raw += piece
-                end = sentence_end(raw, sentence_words) if sentence_words else None
+                end = sentence_end(raw, sentence_words, named) if sentence_words else None
                 if end is None and sentences:
                     end = sentences_end(raw, sentences)
                 if end is not None:

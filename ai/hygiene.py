@@ -11,6 +11,7 @@ import functools
 import logging
 import re
 import unicodedata
+from collections.abc import Callable
 
 from ai.config import HygieneConfig
 
@@ -177,15 +178,20 @@ def end_after(text: str, start: int) -> str:
     return text
 
 
-def sentence_end(text: str, min_words: int) -> int | None:
+def sentence_end(
+    text: str, min_words: int, enough: Callable[[str], bool] | None = None
+) -> int | None:
     """Where the first sentence of ``text`` that closes at least ``min_words`` words ends.
 
     None while no sentence has closed that late: "Ow!" is not yet a line, "Ow! An apple!"
     is. The worker stops a candidate there, so a short line is not followed by the
-    second sentence a small model wanders off in.
+    second sentence a small model wanders off in. With ``enough``, the text up to the
+    end must also satisfy it (an answer ends once it has named what was asked).
     """
     for match in _SENTENCE_END.finditer(text):
-        if len(_WORDS.findall(text[: match.start()])) >= min_words:
+        if len(_WORDS.findall(text[: match.start()])) >= min_words and (
+            enough is None or enough(text[: match.end()])
+        ):
             return match.end()
     return None
 

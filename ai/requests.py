@@ -67,7 +67,9 @@ class CandidatePlan:
     asks the backend for its contrastive score of each candidate; ``temperature``, when
     set, replaces the configured one for these candidates. ``sentence_words``, when
     above 0, ends each candidate at the first sentence end that closes at least that
-    many words, instead of the hygiene's sentence limit. No new candidate
+    many words, instead of the hygiene's sentence limit; with ``answer_words`` too, at the
+    first such end by which the line has used one of them (an answer that has given the
+    fact asked for), else at the hygiene's limit. No new candidate
     starts later than ``budget_s`` after submit (0: only the request's timeout limits
     it), nor while a request of the same or higher priority is waiting. When no
     candidate passes, the request fails as "rejected" and the fallback line stands in.
@@ -81,6 +83,7 @@ class CandidatePlan:
     budget_s: float = 0.0
     temperature: float | None = None
     sentence_words: int = 0
+    answer_words: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

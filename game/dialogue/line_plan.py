@@ -14,6 +14,7 @@ it echoes the question or the history, so the player never waits behind a select
 from __future__ import annotations
 
 import logging
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -263,6 +264,12 @@ class LinePlanner:
             # one who"), and the model says what they remember.
             openers = speaker.recall_openers if memory.facts else speaker.stranger_openers
         if ask.priority is Priority.PLAYER_CHAT:
+            # The tuned model gives the fact in its first sentence and wanders in the
+            # second ("...east of the well. Warm water makes a forge."): its answer ends
+            # at the first full sentence by which it has used the words of a fact asked
+            # for, or at its first full sentence when none was. "Do you remember me?" is
+            # answered as before: its check wants the memory named in its first words.
+            village = self.style == "village" and not recall
             return CandidatePlan(
                 criteria,
                 openers,
@@ -271,6 +278,8 @@ class LinePlanner:
                 False,
                 _BUDGET_S[ask.priority],
                 _CHAT_TEMPERATURE,
+                VILLAGE_SENTENCE_WORDS if village else 0,
+                answer_words=answer_words(known) if village else (),
             )
         if self.style == "village":
             # The tuned model's first line that passes the checks is shown: best-of-three
@@ -315,6 +324,50 @@ class LinePlanner:
         if len(ordered) > 1 and last.startswith(ordered[0]):
             ordered = ordered[1:] + ordered[:1]
         return ordered
+
+
+_PLAIN_WORDS = frozenset(
+    [
+        "that",
+        "this",
+        "with",
+        "from",
+        "have",
+        "they",
+        "them",
+        "their",
+        "there",
+        "then",
+        "when",
+        "what",
+        "where",
+        "which",
+        "will",
+        "would",
+        "your",
+        "into",
+        "about",
+        "just",
+        "like",
+        "been",
+        "were",
+        "also",
+        "some",
+        "very",
+        "only",
+    ]
+)
+
+
+def answer_words(known: Sequence[Fact]) -> tuple[str, ...]:
+    """The words that show an answer has given one of the facts asked for.
+
+    The words of four letters or more in the facts' own text ("coppers", "west",
+    "well"), not the words that call for them ("price", "where"): an answer gives the
+    fact, it does not repeat the question.
+    """
+    found = (w for fact in known for w in re.findall(r"[a-z']+", fact.text.lower()))
+    return tuple(dict.fromkeys(w for w in found if len(w) >= 4 and w not in _PLAIN_WORDS))
 
 
 def bark_memories(facts: Sequence[str], trigger: Trigger) -> tuple[str, ...]:

@@ -267,6 +267,42 @@ def test_a_candidate_ends_at_its_first_full_sentence_even_on_screen(
     assert not any("Lovely" in text for text in streamed)
 
 
+def test_sentence_end_can_wait_for_the_words_asked_about() -> None:
+    def forge(text: str) -> bool:
+        return "well" in text
+
+    answer = "Ah, the forge? In the middle of the village, east of the well. Warm water."
+    assert sentence_end(answer, 3) == len("Ah, the forge?")
+    assert sentence_end(answer, 3, forge) == len(
+        "Ah, the forge? In the middle of the village, east of the well."
+    )
+    assert sentence_end("Ah, the forge? Ask Brann.", 3, forge) is None
+
+
+def test_an_answer_ends_at_the_first_sentence_that_names_what_was_asked(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    plan = _plan(
+        openers=(),
+        count=1,
+        criteria=LineCriteria(keywords=("forge", "where")),
+        sentence_words=3,
+        answer_words=("middle", "village", "east", "well"),
+    )
+    # "The forge, dear?" names the topic, not the fact; the answer goes on to give it.
+    answer = "The forge, dear? East of the well, mind. Warm water makes a forge."
+    log, _ = _run(make_runtime, plan, lambda _p: answer, stream=True)
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "The forge, dear? East of the well, mind."
+    # With no fact asked for, the first full sentence is the answer.
+    plan = replace(plan, answer_words=())
+    log, _ = _run(make_runtime, plan, lambda _p: "A question? Ask away. I'm busy.", stream=True)
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "A question? Ask away."
+
+
 def test_a_streamed_candidate_that_showed_words_is_never_redrawn(
     make_runtime: Callable[..., AiRuntime],
 ) -> None:

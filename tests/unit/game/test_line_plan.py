@@ -10,7 +10,7 @@ from ai import GenerationConfig, Priority
 from ai.selection import judge
 from game.assets import AssetError
 from game.dialogue.facts import matching_facts
-from game.dialogue.line_plan import LineAskParts, LinePlanner, load_trigger_words
+from game.dialogue.line_plan import LineAskParts, LinePlanner, answer_words, load_trigger_words
 from game.dialogue.memory import Memory
 from game.dialogue.persona_prompt import Persona, shared_context
 from game.sim.cast import Fact, load_cast, parse_cast
@@ -265,7 +265,8 @@ def test_a_village_bark_ends_after_its_first_full_sentence_and_checks_props_and_
     _, chat = planner.build(
         LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hi"), Memory()
     )
-    assert chat.sentence_words == 0
+    # An answer ends at its first full sentence; "hi" asks for no fact.
+    assert (chat.sentence_words, chat.answer_words) == (3, ())
     assert chat.criteria.listener_acts == ()
     assert chat.criteria.foreign_words == ()
 
@@ -327,3 +328,15 @@ def test_the_village_style_keeps_the_two_latest_memories_in_chat() -> None:
     )
     greet, _ = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
     assert greet.notes == ("Marta remembers: the traveller threw an apple at them.",)
+
+
+def test_an_answer_ends_once_it_has_given_the_fact_asked_for() -> None:
+    forge = Fact(("where", "forge"), "My forge is in the middle of the village, east of the well.")
+    assert answer_words([forge]) == ("forge", "middle", "village", "east", "well")
+    planner = _village_planner()
+    _, chat = planner.build(
+        LineAskParts(2, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Where is your forge?"),
+        Memory(),
+    )
+    assert chat.sentence_words == 3
+    assert {"middle", "well"} <= set(chat.answer_words)
