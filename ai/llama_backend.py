@@ -33,7 +33,7 @@ from ai.abort import AbortSwitch
 from ai.adapter import AdapterRefusedError, check_adapter
 from ai.backend import GenerationParams, ModelLoadError, ProgressCallback, StopCheck
 from ai.config import AiConfig
-from ai.llama_log import route_llama_logs
+from ai.llama_log import open_llama, route_llama_logs
 from ai.load_checks import self_test
 from ai.prompt import build_chat_messages, build_completion_prompt
 from ai.requests import PromptSpec
@@ -104,7 +104,8 @@ class LlamaBackend:
         except ImportError as exc:
             raise ModelLoadError(f"llama-cpp-python is not installed: {exc}") from exc
         try:
-            llm = Llama(
+            llm = open_llama(
+                Llama,
                 model_path=str(path),
                 n_ctx=model_cfg.n_ctx,
                 n_batch=model_cfg.n_batch,
@@ -112,7 +113,6 @@ class LlamaBackend:
                 n_threads_batch=model_cfg.n_threads_batch,
                 n_gpu_layers=0,
                 swa_full=model_cfg.swa_full,
-                verbose=False,
             )
         except Exception as exc:
             raise ModelLoadError(f"llama.cpp could not load {path}: {exc}") from exc

@@ -6,7 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -148,3 +151,24 @@ def test_loading_the_adapter_writes_nothing_to_the_terminal(
     assert "llama_" not in err
     assert any("CPU_REPACK" in record.getMessage() for record in caplog.records)
     assert all(r.levelno == logging.DEBUG for r in caplog.records if r.name == "llama.cpp")
+
+
+def test_what_other_threads_write_while_the_model_loads_is_kept(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """llama-cpp-python's quiet mode pointed the process's stdout and stderr at /dev/null
+    for the length of a load: the window's own log lines meanwhile were lost."""
+    loaded: list[LlamaBackend] = []
+    loader = threading.Thread(target=lambda: loaded.append(_load(VILLAGE_ADAPTER_PATH)))
+    loader.start()
+    written = 0
+    while loader.is_alive():
+        os.write(2, f"main thread line {written}\n".encode())
+        written += 1
+        time.sleep(0.005)
+    loader.join()
+    loaded[0].close()
+    _, err = capfd.readouterr()
+    kept = [n for n in range(written) if f"main thread line {n}\n" in err]
+    assert written > 20, "the load outlasted a handful of lines"
+    assert len(kept) == written
