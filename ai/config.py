@@ -42,7 +42,7 @@ class ModelConfig:
     model_path: str = ""
     model_dir: str = ""
     model_sha256: str = ""
-    verify: ModelVerify = "always"
+    verify: ModelVerify = "stamp"
     n_threads: int = 1
     n_threads_batch: int = 1
     n_ctx: int = 2048

@@ -1,7 +1,7 @@
 """Checks run once, right after the model loads, before any request.
 
 - A self-test (run by the llama.cpp backend as the last step of loading): one fixed
-  few-shot prompt, greedy, a few tokens. A damaged model file that still parses writes
+  prompt of one example line, greedy, a few tokens. A damaged model file that still parses writes
   garbage ("DukeDukeDuke...", "NANNAN..."); that marks the model unusable, with a clear
   message, and the game plays on with template lines.
 - Prompt sizes: the game hands over its largest prompts (the shared prefix plus each
@@ -20,13 +20,13 @@ from ai.requests import PromptSpec
 
 logger = logging.getLogger(__name__)
 
-SELF_TEST_TOKENS = 12
+SELF_TEST_TOKENS = 10
+# One example line: on one thread the prompt's reading is most of the test's cost (about
+# 6 ms a token here), and a damaged file writes garbage after any prompt.
 SELF_TEST_PROMPT = PromptSpec(
     context=(
         "Lines spoken by characters in a fantasy village game.\n"
-        'Farmer (it starts raining): "Good for the turnips, bad for my knees."\n'
         'Guard (a stranger walks past): "Keep your hands where I can see them."\n'
-        'Innkeeper (a guest comes in): "Sit by the fire, the stew is nearly ready."\n'
     ),
     speaker="Blacksmith",
     situation="a crate falls next to him",
