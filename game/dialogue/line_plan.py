@@ -66,6 +66,8 @@ VILLAGE_SENTENCE_WORDS = 3
 _TRAVELLER_ACTS = ("bump", "throw", "threw", "push")
 # Words of a bark that lean on an earlier meeting (see _claimed_past).
 _PAST_WORDS = ("still", "again", "waiting", "remember", "remembers", "last time")
+#: Words that claim an errand is waiting: no memory of what the traveller did licenses them.
+_WAITING_WORDS = ("waiting",)
 
 
 # Everything else is reactive. A farewell to someone already walking off matters less
@@ -403,11 +405,13 @@ def _claimed_past(ask: LineAskParts, memory: Memory, chat: bool) -> tuple[str, .
     Told of nothing the traveller did and with no errand waiting, a bark that says
     "still", "again" or "waiting" makes up a history ("I'm still waiting on your apples,
     dear" before Marta asked; "I'm still waiting for you" as the errand is done): the
-    failure readers of village games marked bad most often.
+    failure readers of village games marked bad most often. A memory licenses "again"
+    and "remember", never "waiting": Corvin, hit by a crate, greeted with "I'm still
+    waiting on the crates." before he had asked for them.
     """
-    if chat or memory.facts or ask.errand_state == "asked":
+    if chat or ask.errand_state == "asked":
         return ()
-    return _PAST_WORDS
+    return _WAITING_WORDS if memory.facts else _PAST_WORDS
 
 
 def _own_names(name: str) -> tuple[str, ...]:

@@ -273,7 +273,7 @@ def test_a_village_bark_ends_after_its_first_full_sentence_and_checks_props_and_
 
 def test_a_bark_told_of_nothing_may_not_claim_a_past() -> None:
     """ "I'm still waiting on your apples, dear" before Marta asked is refused; once she
-    asked, or with something remembered, it may stand."""
+    asked it may stand, and with something remembered "again" may, "waiting" not."""
     planner = _village_planner()
     fresh = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE)
     _, plan = planner.build(fresh, Memory())
@@ -289,6 +289,8 @@ def test_a_bark_told_of_nothing_may_not_claim_a_past() -> None:
     memory.add_fact("the traveller threw a ball at them")
     _, plan = planner.build(fresh, memory)
     assert judge("Throwing things again?", plan.criteria).faults == ()
+    # ...but a thrown thing remembered is no errand waiting.
+    assert judge("I'm still waiting on the crates.", plan.criteria).faults == ("foreign_word",)
     # A bump is never told to a bark, so it does not license a past either.
     bumped = Memory()
     bumped.add_fact("the traveller bumped into them")
