@@ -20,6 +20,7 @@ drawn ("player_text_unfit" when they fail; not "refused", a server's closed port
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -232,12 +233,9 @@ class CandidateDraw:
         the first unfit word.
         """
         sentence_words = plan.sentence_words
-        answer = plan.answer_words
-        named: Callable[[str], bool] | None = None
-        if answer:
-
-            def named(text: str) -> bool:
-                return mentions(text, answer)
+        named = (
+            functools.partial(mentions, keywords=plan.answer_words) if plan.answer_words else None
+        )
 
         clock = self._clock
         streams = ticket.request.stream

@@ -28,6 +28,17 @@ def question_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in words(text) if w not in _FILLER and len(w) > 1))
 
 
+def answer_words(known: Sequence[Fact]) -> tuple[str, ...]:
+    """The words that show an answer has given one of the facts asked for.
+
+    The meaningful words of four letters or more in the facts' own text ("coppers",
+    "west", "well"), not the words that call for them ("price", "where"): an answer
+    gives the fact, it does not repeat the question. "Like" says nothing of the fact.
+    """
+    found = (w for fact in known for w in question_words(fact.text))
+    return tuple(dict.fromkeys(w for w in found if len(w) >= 4 and w != "like"))
+
+
 # They say what kind of answer is wanted, not what it is about: they only break ties.
 _INTENT = frozenset({"where", "who"})
 

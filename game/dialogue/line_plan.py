@@ -14,7 +14,6 @@ it echoes the question or the history, so the player never waits behind a select
 from __future__ import annotations
 
 import logging
-import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from types import MappingProxyType
 from ai import CandidatePlan, GenerationConfig, LineCriteria, Priority, PromptSpec
 from ai.selection import words
 from game.assets import AssetError, asset_path
-from game.dialogue.facts import matching_facts, question_words
+from game.dialogue.facts import answer_words, matching_facts, question_words
 from game.dialogue.memory import BUMPED_FACT, THREW_FACT, Memory
 from game.dialogue.persona_prompt import Persona, PromptStyle, build_prompt
 from game.dialogue.recall import (
@@ -326,50 +325,6 @@ class LinePlanner:
         if len(ordered) > 1 and last.startswith(ordered[0]):
             ordered = ordered[1:] + ordered[:1]
         return ordered
-
-
-_PLAIN_WORDS = frozenset(
-    [
-        "that",
-        "this",
-        "with",
-        "from",
-        "have",
-        "they",
-        "them",
-        "their",
-        "there",
-        "then",
-        "when",
-        "what",
-        "where",
-        "which",
-        "will",
-        "would",
-        "your",
-        "into",
-        "about",
-        "just",
-        "like",
-        "been",
-        "were",
-        "also",
-        "some",
-        "very",
-        "only",
-    ]
-)
-
-
-def answer_words(known: Sequence[Fact]) -> tuple[str, ...]:
-    """The words that show an answer has given one of the facts asked for.
-
-    The words of four letters or more in the facts' own text ("coppers", "west",
-    "well"), not the words that call for them ("price", "where"): an answer gives the
-    fact, it does not repeat the question.
-    """
-    found = (w for fact in known for w in re.findall(r"[a-z']+", fact.text.lower()))
-    return tuple(dict.fromkeys(w for w in found if len(w) >= 4 and w not in _PLAIN_WORDS))
 
 
 def bark_memories(facts: Sequence[str], trigger: Trigger) -> tuple[str, ...]:

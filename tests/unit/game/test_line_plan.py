@@ -9,8 +9,8 @@ import pytest
 from ai import GenerationConfig, Priority
 from ai.selection import judge
 from game.assets import AssetError
-from game.dialogue.facts import matching_facts
-from game.dialogue.line_plan import LineAskParts, LinePlanner, answer_words, load_trigger_words
+from game.dialogue.facts import answer_words, matching_facts
+from game.dialogue.line_plan import LineAskParts, LinePlanner, load_trigger_words
 from game.dialogue.memory import Memory
 from game.dialogue.persona_prompt import Persona, shared_context
 from game.sim.cast import Fact, load_cast, parse_cast
