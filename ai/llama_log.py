@@ -5,10 +5,11 @@ WARN 2, ERROR 3), so every warning llama.cpp writes (the LoRA adapter's "cannot 
 buft 'CPU_REPACK', fallback to CPU" for each of 26 tensors, the sliding-window cache
 note) reaches the terminal as an error, ``verbose=False`` or not. ggml numbers them
 DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5 (continue the last message). Here its debug,
-info and warning lines go to the ``llama.cpp`` logger at DEBUG (they are notes on how
-the library runs, nothing a player can act on) and its errors at INFO: the commonest is
-a decode the worker aborted on purpose ("graph_compute ... failed with error 1"), and a
-model that fails to load is reported by the backend in one message of its own.
+info, warning and error lines all go to the ``llama.cpp`` logger at DEBUG: they are
+notes on how the library runs, nothing a player can act on. Its commonest error is a
+decode the worker aborted on purpose ("graph_compute ... failed with error 1", three
+lines at every cancel), and a model that fails to load is reported by the backend in
+one message of its own.
 
 :func:`open_llama` also keeps llama-cpp-python from silencing the whole process while a
 model loads: with ``verbose=False`` it points file descriptors 1 and 2 at /dev/null for
@@ -26,7 +27,6 @@ from typing import Any
 
 logger = logging.getLogger("llama.cpp")
 
-_GGML_ERROR = 4
 _GGML_CONT = 5
 _state = {"level": logging.DEBUG}
 _installed: list[Any] = []  # the ctypes callback, kept alive for as long as llama.cpp may call it
@@ -34,9 +34,7 @@ _installed: list[Any] = []  # the ctypes callback, kept alive for as long as lla
 
 def python_level(ggml_level: int, last: int) -> int:
     """The logging level for a message at ``ggml_level``; ``last`` for a continuation."""
-    if ggml_level == _GGML_CONT:
-        return last
-    return logging.INFO if ggml_level == _GGML_ERROR else logging.DEBUG
+    return last if ggml_level == _GGML_CONT else logging.DEBUG
 
 
 def _write(ggml_level: int, text: bytes | None, _user: Any) -> None:
