@@ -28,7 +28,7 @@ from ai.config import AiConfig, ModelConfig
 from ai.events import AiEvent, LoadProgress, SwapEvent, SwapProgress
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, TierStats
-from ai.requests import Handle, LineRequest
+from ai.requests import Handle, LineRequest, Priority
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +70,12 @@ class LineRuntime(Protocol):
 
     def cancel(self, handle: Handle) -> bool:
         """Cancel a request; True if it was still live (see the outcome rules)."""
+        ...
+
+    def promote(self, handle: Handle, priority: Priority, value: float) -> bool:
+        """Raise a live request to ``priority`` and ``value`` (never lower them): a queued
+        one moves up the queue, and a running one is no longer stopped for work of its
+        old priority. True if it was still live."""
         ...
 
     def poll(self) -> list[AiEvent]:

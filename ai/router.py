@@ -219,6 +219,16 @@ class Router:
         """Whether a warm-up sent by :meth:`warm` has not ended yet on any lane."""
         return any(lane.warming for tier in self._tiers for lane in tier.lanes)
 
+    def promote(self, handle: Handle, priority: Priority, value: float) -> bool:
+        """Raise every live leg of a request (see :meth:`AiRuntime.promote`); True if the
+        request was still live."""
+        routed = self._routed.get(handle.id)
+        if routed is None or routed.closed:
+            return False
+        for leg in routed.live_legs():
+            leg.lane.promote(leg.handle, priority, value)
+        return True
+
     def cancel(self, handle: Handle) -> bool:
         """Cancel every leg of a request; True if it was still live.
 

@@ -23,6 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from ai.backend import Backend
 from ai.cache_fills import CacheFills
@@ -45,7 +46,7 @@ from ai.fallback import FallbackSource, safe_fallback_line
 from ai.line_runtime import ConfigurableRuntime, LineRuntime, poll_until
 from ai.load_checks import Probe
 from ai.metrics import AiMetrics, MetricsRecorder, TierStats
-from ai.requests import Handle, LineRequest
+from ai.requests import Handle, LineRequest, Priority
 from ai.scheduler import RateLimit, Scheduler, Ticket, TicketState, preempts
 from ai.switch_interval import SwitchInterval
 from ai.worker import Outbox, Worker
@@ -271,6 +272,24 @@ class AiRuntime:
             return True
         finally:
             self._metrics.cancel_calls.append(time.perf_counter() - begin)
+
+    def promote(self, handle: Handle, priority: Priority, value: float) -> bool:
+        """Raise a queued or running request to ``priority`` and ``value``; True if live.
+
+        A greeting written ahead at ambient priority becomes worth more once the player
+        walks towards its villager: queued, it moves up; running, work that may stop
+        ambient lines no longer stops it.
+        """
+        ticket = self._tickets.get(handle.id)
+        if ticket is None or ticket.closed:
+            return False
+        with self._cond:
+            if ticket.state is TicketState.DONE:
+                return False
+            if value > ticket.request.value:
+                ticket.request = replace(ticket.request, value=value)
+            self._scheduler.promote(ticket, priority)
+        return True
 
     def take_over(self, old: AiRuntime, handles: Iterable[Handle]) -> dict[int, Handle]:
         """Move requests still queued on ``old`` here, unseen by the caller (a model swap).

@@ -155,15 +155,20 @@ class Scheduler:
         return True
 
     def promote(self, ticket: Ticket, priority: Priority) -> None:
-        """Move a queued ticket up to ``priority`` (a merged duplicate asked for more)."""
+        """Raise a ticket to ``priority`` (a merged duplicate, or a caller, asked for more).
+
+        A queued ticket moves to that priority's queue; a running one keeps running, and
+        :func:`preempts` judges it by its new priority from now on.
+        """
         if priority <= ticket.priority:
             return
-        try:
-            self._queues[ticket.priority].remove(ticket)
-        except ValueError:
-            return
+        if ticket.state is TicketState.QUEUED:
+            try:
+                self._queues[ticket.priority].remove(ticket)
+            except ValueError:
+                return
+            self._queues[priority].append(ticket)
         ticket.priority = priority
-        self._queues[priority].append(ticket)
 
     def release(self, ticket: Ticket) -> None:
         """Forget the signature of a finished ticket, so it can be requested again."""

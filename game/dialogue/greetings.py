@@ -59,6 +59,9 @@ _AHEAD_CHANCE = 0.3
 _PARTING_CHANCE = 0.6
 
 
+#: A shed prediction is judged again this many ticks later (a fifth of a second).
+_JUDGE_AGAIN_TICKS = 12
+
 #: Faster than this (units per second) along x, the player is walking somewhere.
 _WALKING = 20.0
 
@@ -117,6 +120,10 @@ class GreetingPreparer:
         self.ahead_enabled = ahead
         """Whether greetings (and farewells) are written ahead of any approach."""
         self._asked_tick: dict[int, int] = {}
+        self._shed_until: dict[int, int] = {}
+        """Villagers whose prediction was shed, and the tick it may be judged again."""
+        self.raised = 0
+        """Greetings written ahead that an approach raised to a prediction's priority."""
         self._keys: dict[int, tuple[object, ...]] = {}
         self.partings: dict[int, PreparedLine] = {}
         """Farewells written while the player is with the villager, for when they leave."""
@@ -137,12 +144,15 @@ class GreetingPreparer:
         player = world.player_status()
         me = Motion(player.id, player.x, player.y, player.vx, player.vy)
         for change in self._predictor.update(me, world.greeter_motions()):
+            self._shed_until.pop(change.npc_id, None)
             record = None if change.started else self._records.prediction_for(change.npc_id)
             if record is not None:
                 self._withdraw(record, "cancelled")
         for npc_id, eta_s in self._predictor.active.items():
             if self._may_ask(tick, npc_id):
                 self._ask(tick, npc_id, player.id, eta_s)
+            else:
+                self._raise_ahead(npc_id, eta_s)
         runtime = self._runtime
         idle = not (runtime.warming or runtime.queue_depth or runtime.in_flight)
         if self.ahead_enabled and self._admission is not None and idle:
@@ -150,7 +160,34 @@ class GreetingPreparer:
 
     def _may_ask(self, tick: int, npc_id: int) -> bool:
         last_asked = self._asked_tick.get(npc_id, -self._retry_ticks)
-        return self._wants(npc_id) and tick - last_asked >= self._retry_ticks
+        return (
+            self._wants(npc_id)
+            and tick - last_asked >= self._retry_ticks
+            and tick >= self._shed_until.get(npc_id, 0)
+        )
+
+    def _raise_ahead(self, npc_id: int, eta_s: float) -> None:
+        """The player is now heading for a villager whose greeting is being written
+        ahead, at ambient priority: give it the prediction's value and priority, so
+        that it is neither stopped nor kept waiting for other villagers' lines."""
+        record = self._records.prediction_for(npc_id)
+        admission = self._admission
+        if record is None or admission is None or record.request.priority > Priority.AMBIENT:
+            return
+        verdict = admission.judge(
+            record.request,
+            Trigger.GREET,
+            window_s=record.request.deadline_s,
+            eta_s=eta_s,
+            ttl_s=self._timing.prepared_ttl_s,
+        )
+        if verdict.admitted and self._runtime.promote(
+            record.handle, Priority.PREDICTIVE, verdict.value
+        ):
+            record.request = replace(
+                record.request, priority=Priority.PREDICTIVE, value=verdict.value
+            )
+            self.raised += 1
 
     def _ask_ahead(self, tick: int, me: Motion) -> None:
         """Write the greeting of the villager in view the player will likely reach first,
@@ -206,8 +243,13 @@ class GreetingPreparer:
         self.parting_outcomes["issued"] += 1
 
     def _ask(self, tick: int, npc_id: int, player_id: int, eta_s: float | None) -> None:
-        """Ask for a greeting: for a predicted encounter ``eta_s`` away, or ahead (None)."""
-        self._asked_tick[npc_id] = tick
+        """Ask for a greeting: for a predicted encounter ``eta_s`` away, or ahead (None).
+
+        A prediction shed (its line would not be seen) is judged again a moment later,
+        not after the rate limit: nothing was submitted, and the villager may come into
+        view or the queue clear while the player is still on the way. It is counted as
+        shed once per prediction.
+        """
         ask = LineAsk(tick, npc_id, Trigger.GREET, player_id)
         admission = self._admission
         if eta_s is None:
@@ -227,9 +269,13 @@ class GreetingPreparer:
                 ttl_s=self._timing.prepared_ttl_s,
             )
             if not verdict.admitted:
-                admission.count_shed(Trigger.GREET)
+                if npc_id not in self._shed_until:
+                    admission.count_shed(Trigger.GREET)
+                self._shed_until[npc_id] = tick + _JUDGE_AGAIN_TICKS
                 return
             request = replace(request, value=verdict.value)
+        self._asked_tick[npc_id] = tick
+        self._shed_until.pop(npc_id, None)
         handle = self._runtime.submit(request)
         self._records.add(LineRecord(LineKind.PREDICTION, handle, request, ask=None))
         self._keys[handle.id] = self._builder.situation_key(npc_id, Trigger.GREET)
@@ -268,6 +314,7 @@ class GreetingPreparer:
         tick. A request still in flight would be late: it is cancelled and counted.
         """
         self._predictor.forget(ask.npc_id)
+        self._shed_until.pop(ask.npc_id, None)
         self._ask_parting(ask)
         return self._use_ready(ask, self.ready, self.outcomes, LineKind.PREDICTION)
 
@@ -283,6 +330,7 @@ class GreetingPreparer:
         """As before value admission: show the prepared line, or let the request in
         flight answer the greeting whenever it ends (a late line). False when neither."""
         self._predictor.forget(ask.npc_id)
+        self._shed_until.pop(ask.npc_id, None)
         prepared = self.ready.pop(ask.npc_id, None)
         if prepared is not None:
             return self._show(ask, prepared, ask.tick, self.outcomes)
@@ -374,5 +422,6 @@ class GreetingPreparer:
             in_flight=in_flight,
             ready=len(self.ready),
             ahead=self.ahead,
+            raised=self.raised,
             farewells={k: v for k, v in sorted(self.parting_outcomes.items()) if v},
         )

@@ -99,6 +99,8 @@ class PredictionReport:
     ready: int
     ahead: int = 0
     """Of ``issued``, asked for while the worker was idle, ahead of any approach."""
+    raised: int = 0
+    """Of ``ahead``, raised to a prediction's priority when the player headed their way."""
     farewells: Mapping[str, int] = field(default_factory=dict)
     """Farewells written as the villager greeted: issued, and how they ended."""
 

@@ -96,6 +96,10 @@ class BackToBack:
         """The wrapped runtime's tiers."""
         return self.runtime.tiers()
 
+    def promote(self, handle: Handle, priority: Priority, value: float) -> bool:
+        """As the wrapped runtime."""
+        return self.runtime.promote(handle, priority, value)
+
     def cancel(self, handle: Handle) -> bool:
         """Cancel a game request."""
         self._open.discard(handle.id)

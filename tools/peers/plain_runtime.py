@@ -38,6 +38,7 @@ from ai import (
     LineRuntime,
     LoadProgress,
     ModelConfig,
+    Priority,
     RequestCancelled,
     RequestStarted,
     RequestStats,
@@ -216,6 +217,12 @@ class PlainRuntime:
     def warming(self) -> bool:
         """Whether a warm-up has not ended yet."""
         return any(handle_id in self._live for handle_id in self._warming)
+
+    def promote(self, handle: Handle, priority: Priority, value: float) -> bool:
+        """The textbook design runs requests in the order they came: nothing to raise.
+        True if the request is still live."""
+        del priority, value
+        return handle.id in self._live
 
     def cancel(self, handle: Handle) -> bool:
         """Stop the request at its next piece, or skip it if it has not started."""

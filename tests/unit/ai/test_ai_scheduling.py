@@ -207,6 +207,37 @@ def test_a_reaction_preempts_ambient_work(make_runtime: Callable[..., AiRuntime]
     assert runtime.metrics().preempted == 1
 
 
+def test_a_promoted_running_request_is_not_preempted_for_its_old_priority(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    config = fast_config(ttft_s=0.01, token_s=0.03)
+    backend = ScriptedBackend(config.scripted, script={"walks by": LONG_LINE})
+    runtime = make_runtime(config, backend)
+    log = EventLog(runtime)
+    ahead = runtime.submit(make_request("a", Priority.AMBIENT, situation="walks by"))
+    log.until(lambda: bool(log.of(TokenStreamed, ahead)))
+    assert runtime.promote(ahead, Priority.PREDICTIVE, 5.0)
+    other = runtime.submit(make_request("p", Priority.PREDICTIVE, npc_id=2))
+    log.until(lambda: len(log.of(LineCompleted)) == 2)
+    assert [e.handle for e in log.of(LineCompleted)] == [ahead, other]
+    assert runtime.metrics().preempted == 0
+    assert not runtime.promote(ahead, Priority.PLAYER_CHAT, 9.0)  # it has ended
+
+
+def test_a_promoted_queued_request_moves_up_the_queue(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    runtime = make_runtime(fast_config(), ScriptedBackend(fast_config().scripted), start=False)
+    predicted = runtime.submit(make_request("p", Priority.PREDICTIVE, npc_id=1))
+    ahead = runtime.submit(make_request("a", Priority.AMBIENT, npc_id=2))
+    runtime.promote(ahead, Priority.PREDICTIVE, 5.0)  # now worth more than the prediction
+    runtime.promote(predicted, Priority.AMBIENT, 0.0)  # never lowered
+    runtime.start()
+    log = EventLog(runtime)
+    log.until(lambda: len(log.of(LineCompleted)) == 2)
+    assert [e.handle for e in log.of(RequestStarted)] == [ahead, predicted]
+
+
 def test_reactive_work_is_not_preempted(make_runtime: Callable[..., AiRuntime]) -> None:
     config = fast_config(ttft_s=0.01, token_s=0.02)
     backend = ScriptedBackend(config.scripted, script={"walks by": LONG_LINE})

@@ -13,6 +13,7 @@ from ai import GenerationParams, Priority, PromptSpec
 from ai.backend import StopCheck
 from game.core.session import Session
 from game.dialogue.line_source import LineAsk
+from game.dialogue.records import LineRecord
 from game.sim.events import Trigger
 from tests.unit.game.conftest import (
     LEFT,
@@ -194,6 +195,33 @@ def test_the_idle_worker_writes_greetings_before_anyone_walks_up(
     assert ask is not None
     ((shown_tick, ready),) = [(t, r) for t, r in tap.ready(marta) if r.ask.trigger is Trigger.GREET]
     assert (ready.origin, shown_tick) == ("prepared", ask.tick)
+
+
+def test_a_greeting_written_ahead_is_raised_when_the_player_heads_for_its_villager(
+    make_village: Callable[..., Session],
+) -> None:
+    backend = GatedBackend()
+    village = make_village(backend=backend)
+    backend.hold(lambda prompt: prompt.speaker.startswith("Marta"))
+    source = source_of(village)
+    greetings = source.greetings
+    marta = npc_named(village, "Marta")
+
+    def hers() -> LineRecord | None:
+        return source.records.prediction_for(marta)
+
+    walk(village, STAY, 300, backend=backend, until=lambda: hers() is not None)
+    record = hers()
+    assert record is not None
+    assert record.request.priority is Priority.AMBIENT  # written ahead
+    assert greetings.report().raised == 0
+
+    walk(village, LEFT, 300, backend=backend, until=lambda: greetings.report().raised == 1)
+    raised = hers()
+    assert raised is record
+    assert record.request.priority is Priority.PREDICTIVE
+    assert record.request.value > 0.0
+    backend.release()
 
 
 def test_a_greeting_written_before_the_villager_learned_something_is_dropped(
