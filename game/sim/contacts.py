@@ -1,7 +1,8 @@
-"""Collision callbacks that only write down facts.
+"""Collision callbacks that write down facts, and one that sets a contact's friction.
 
 pymunk calls these inside ``Space.step``. They never touch the space or game state; the
-world reads ``ContactLog`` after the step and turns the facts into game events.
+world reads ``ContactLog`` after the step and turns the facts into game events. The one
+exception changes only the contact it is handed (:func:`_no_drag_underfoot`).
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ def install(space: pymunk.Space, log: ContactLog) -> None:
     space.on_collision(
         CollisionType.ZONE, CollisionType.PROP, begin=_enter, separate=_leave, data=log
     )
+    space.on_collision(CollisionType.PLAYER, CollisionType.PROP, pre_solve=_no_drag_underfoot)
 
 
 def _ordered(arbiter: pymunk.Arbiter) -> tuple[pymunk.Shape, pymunk.Shape]:
@@ -114,3 +116,18 @@ def _enter(arbiter: pymunk.Arbiter, _space: pymunk.Space, data: Any) -> None:
 
 def _leave(arbiter: pymunk.Arbiter, _space: pymunk.Space, data: Any) -> None:
     _crossing(arbiter, data, entered=False)
+
+
+#: A contact whose normal is this close to vertical has one shape standing on the other.
+_UNDERFOOT = 0.7
+
+
+def _no_drag_underfoot(arbiter: pymunk.Arbiter, _space: pymunk.Space, _data: Any) -> None:
+    """A prop the player stands on slides freely under their feet.
+
+    The player walks by force, not by friction, so nothing is lost; and walking across a
+    column of crates no longer drags its top crate along. Against the side of a prop,
+    friction stays as the shapes set it.
+    """
+    if abs(arbiter.normal.y) >= _UNDERFOOT:
+        arbiter.friction = 0.0

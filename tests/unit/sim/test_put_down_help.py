@@ -270,3 +270,22 @@ def test_an_apple_put_down_over_a_villager_on_the_net_goes_past_them_into_the_ba
     x, y = apple.body.position
     assert basket.x <= x <= basket.x + basket.w
     assert y < 0.0
+
+
+def test_walking_across_the_top_of_the_column_does_not_drag_its_top_crate(
+    level: Level, cast: Cast
+) -> None:
+    world = World(level, cast, seed=7)
+    crates = open_restack(world, level)
+    column = build_column(world, level, crates[:3])
+    top = crates[2]
+    home = [(c.body.position.x, c.body.position.y) for c in crates[:3]]
+    stand(world, column - 10.0, top.body.position.y + top.kind.h / 2)
+    run(world, 20)
+    for move in (1, -1, 1, -1):  # pace to and fro on top, at a walk, stopping each time
+        run(world, 12, PlayerIntent(move=move))
+        run(world, 20)
+    assert moved(crates[:3], home) < 2.0
+    restack = world.errands.get("restack")
+    assert restack is not None
+    assert restack.progress == 3
