@@ -325,6 +325,8 @@ class Decider:
             return "prop out of reach"
         if prop.held:
             return "prop carried"
+        if not self._finder.fetchable(prop):
+            return "prop put away"  # in the basket or the stack since the choice was made
         return None
 
     def _apply(self, decision: Decision) -> None:

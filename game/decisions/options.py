@@ -93,7 +93,7 @@ class OptionFinder:
         """What the villager could do now."""
         props: dict[str, int] = {}
         for prop in self._world.nearby_props(npc_id, FETCH_RADIUS):
-            if prop.kind in FETCHABLE and prop.kind not in props and self._fetchable(prop):
+            if prop.kind in FETCHABLE and prop.kind not in props and self.fetchable(prop):
                 props[prop.kind] = prop.id
         own = self.cast_of.get(npc_id, "")
         villagers: dict[str, int] = {}
@@ -106,7 +106,9 @@ class OptionFinder:
         others = tuple((c, label) for c, label in self.labels.items() if c != own)
         return Choices(options, props, villagers, absent_options(options, places, others))
 
-    def _fetchable(self, prop: PropView) -> bool:
+    def fetchable(self, prop: PropView) -> bool:
+        """Whether a villager may go and take ``prop``: not in anyone's hands, within
+        reach of the ground, and not in an errand's zone (the basket, the crate stack)."""
         if prop.held:
             return False
         if prop.y - self._level.ground_y(prop.x) > NPC_H / 2 + REACH_ABOVE:

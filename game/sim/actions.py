@@ -17,7 +17,13 @@ from collections.abc import Callable, Mapping
 
 import pymunk
 
-from game.sim.categories import DROPPED_FILTER, NPC_HELD_FILTER, PROP_FILTER, STATIC
+from game.sim.categories import (
+    DROPPED_FILTER,
+    NPC_HELD_FILTER,
+    PROP_FILTER,
+    STACKED_FILTER,
+    STATIC,
+)
 from game.sim.orders import ActionKind, Order
 from game.sim.player import Player
 from game.sim.props import Prop
@@ -207,6 +213,9 @@ class ActionRunner:
             prop = self._props.get(order.prop_id or -1)
             if prop is None or prop.held:
                 brain.finish(tick, "gave_up", "the prop was taken")
+                return
+            if prop.shape.filter == STACKED_FILTER:
+                brain.finish(tick, "gave_up", "the crate is in the stack")
                 return
             x, y = prop.body.position
             if abs(x - v.x) <= REACH_X:

@@ -14,6 +14,7 @@ from game.sim.orders import ActionKind, Order
 from game.sim.player import PlayerIntent
 from game.sim.villager import Villager
 from game.sim.world import World
+from tests.unit.sim.test_put_down_help import build_column, open_restack
 
 STAY = PlayerIntent()
 BASKET_X = 1540.0
@@ -177,3 +178,18 @@ def test_a_hit_interrupts_an_action_and_the_prop_drops(world: World) -> None:
     position = world.entity_position(apple)
     assert position is not None
     assert math.hypot(position[0] - marta.x, position[1] - marta.y) < 120
+
+
+def test_a_villager_sent_for_a_crate_in_the_stack_leaves_it_there() -> None:
+    level = load_level()
+    world = World(level, load_cast(), seed=3)
+    crates = open_restack(world, level)
+    build_column(world, level, crates[:3])
+    corvin = villager(world, "merchant")
+    home = [c.body.position.x for c in crates[:3]]
+    assert world.start_action(corvin.id, Order(ActionKind.FETCH, prop_id=crates[1].id))
+    _, ended = run(world, 600, corvin.id)
+    assert ended is not None
+    assert ended.outcome == "gave_up"
+    assert all(world.carried_by(corvin.id) != c.id for c in crates)
+    assert [c.body.position.x for c in crates[:3]] == pytest.approx(home, abs=1.0)
