@@ -124,6 +124,10 @@ class WorkerTime:
         """The worker began this request."""
         self._started.setdefault(handle_id, self._clock())
 
+    def running(self, handle_id: int) -> bool:
+        """Whether the worker has begun this request and it has not ended."""
+        return handle_id in self._started
+
     def ended(self, handle_id: int) -> float:
         """The request's work is over (its line may not be settled yet): its seconds."""
         start = self._started.pop(handle_id, None)

@@ -10,9 +10,10 @@ the same way, and kept for the moment the player walks off. When the greeting's
 trigger fires the prepared line is shown in the same tick if it still fits the world;
 if none is ready, the caller shows a template line in that tick, and a request still in
 flight is cancelled and counted late: a greeting is never late. A prediction that is
-withdrawn cancels its request; a line nobody needs expires; a line that a hit or a fall
-has made wrong, or that was written before the villager's attitude, errand or memories
-changed, is dropped. Every outcome is counted.
+withdrawn cancels its request, unless the worker is already writing it for a villager
+in view: then it is kept for the next approach. A line nobody needs expires; a line
+that a hit or a fall has made wrong, or that was written before the villager's
+attitude, errand or memories changed, is dropped. Every outcome is counted.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ class GreetingPreparer:
 
     Each prediction ends one way, and each way is counted: ``used`` (its trigger fired
     and the line was shown), ``expired`` (never needed within its time to live),
-    ``cancelled`` (the prediction failed while the request was queued or running),
+    ``cancelled`` (the prediction failed while the request was queued, or running for
+    a villager out of view: one in view is left to finish, ``kept``),
     ``stale`` (it no longer fit the world when it was needed) or ``failed`` (the model
     gave no usable line).
     """
@@ -123,6 +125,8 @@ class GreetingPreparer:
         self._shed_until: dict[int, int] = {}
         """Villagers whose prediction was shed, and the tick it may be judged again."""
         self.raised = 0
+        self.kept = 0
+        """Withdrawn predictions left to finish, as greetings ready for a later approach."""
         """Greetings written ahead that an approach raised to a prediction's priority."""
         self._keys: dict[int, tuple[object, ...]] = {}
         self.partings: dict[int, PreparedLine] = {}
@@ -146,7 +150,11 @@ class GreetingPreparer:
         for change in self._predictor.update(me, world.greeter_motions()):
             self._shed_until.pop(change.npc_id, None)
             record = None if change.started else self._records.prediction_for(change.npc_id)
-            if record is not None:
+            if record is None:
+                continue
+            if self._worth_finishing(record):
+                self.kept += 1  # it becomes a greeting ready for the next approach
+            else:
                 self._withdraw(record, "cancelled")
         for npc_id, eta_s in self._predictor.active.items():
             if self._may_ask(tick, npc_id):
@@ -164,6 +172,19 @@ class GreetingPreparer:
             self._wants(npc_id)
             and tick - last_asked >= self._retry_ticks
             and tick >= self._shed_until.get(npc_id, 0)
+        )
+
+    def _worth_finishing(self, record: LineRecord) -> bool:
+        """Whether a withdrawn prediction's request should run to its end anyway: the
+        worker is already writing it and its villager is in view, so the line will
+        likely greet the player's next approach, as one written ahead would. Stopping it
+        would throw away the seconds spent; one still queued costs nothing to stop."""
+        admission = self._admission
+        return (
+            admission is not None
+            and self.ahead_enabled
+            and self._worker_time.running(record.handle.id)
+            and admission.sight(record.npc_id).on_screen
         )
 
     def _raise_ahead(self, npc_id: int, eta_s: float) -> None:
@@ -250,8 +271,11 @@ class GreetingPreparer:
         view or the queue clear while the player is still on the way. It is counted as
         shed once per prediction.
         """
-        ask = LineAsk(tick, npc_id, Trigger.GREET, player_id)
         admission = self._admission
+        if admission is not None and eta_s is not None and not admission.sight(npc_id).on_screen:
+            self._shed(tick, npc_id, admission)  # nobody would see it: no prompt to build
+            return
+        ask = LineAsk(tick, npc_id, Trigger.GREET, player_id)
         if eta_s is None:
             assert admission is not None
             request = self._builder.request(ask, True, priority=Priority.AMBIENT)
@@ -269,9 +293,7 @@ class GreetingPreparer:
                 ttl_s=self._timing.prepared_ttl_s,
             )
             if not verdict.admitted:
-                if npc_id not in self._shed_until:
-                    admission.count_shed(Trigger.GREET)
-                self._shed_until[npc_id] = tick + _JUDGE_AGAIN_TICKS
+                self._shed(tick, npc_id, admission)
                 return
             request = replace(request, value=verdict.value)
         self._asked_tick[npc_id] = tick
@@ -280,6 +302,13 @@ class GreetingPreparer:
         self._records.add(LineRecord(LineKind.PREDICTION, handle, request, ask=None))
         self._keys[handle.id] = self._builder.situation_key(npc_id, Trigger.GREET)
         self.issued += 1
+
+    def _shed(self, tick: int, npc_id: int, admission: Admission) -> None:
+        """A prediction not worth the worker's time now: judged again a moment later,
+        counted once."""
+        if npc_id not in self._shed_until:
+            admission.count_shed(Trigger.GREET)
+        self._shed_until[npc_id] = tick + _JUDGE_AGAIN_TICKS
 
     def drop_outdated(self, tick: int) -> None:
         """Drop ready lines that were disrupted since they were asked for, or expired.
@@ -423,5 +452,6 @@ class GreetingPreparer:
             ready=len(self.ready),
             ahead=self.ahead,
             raised=self.raised,
+            kept=self.kept,
             farewells={k: v for k, v in sorted(self.parting_outcomes.items()) if v},
         )

@@ -101,6 +101,8 @@ class PredictionReport:
     """Of ``issued``, asked for while the worker was idle, ahead of any approach."""
     raised: int = 0
     """Of ``ahead``, raised to a prediction's priority when the player headed their way."""
+    kept: int = 0
+    """Predictions withdrawn while being written, left to finish for a later approach."""
     farewells: Mapping[str, int] = field(default_factory=dict)
     """Farewells written as the villager greeted: issued, and how they ended."""
 

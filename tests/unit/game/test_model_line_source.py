@@ -118,6 +118,32 @@ def test_prediction_that_fails_cancels_its_request(
     assert tap.ready(marta) == []
 
 
+def test_a_prediction_withdrawn_while_its_villager_is_in_view_is_written_to_the_end(
+    make_village: Callable[..., Session],
+) -> None:
+    backend = GatedBackend()
+    backend.hold(lambda p: p.situation == GREETING and p.speaker.startswith("Marta"))
+    village = make_village(backend=backend)
+    source = source_of(village)
+    marta = npc_named(village, "Marta")
+
+    # Her greeting is being written (ahead) when the player heads for her ...
+    walk(village, LEFT, 60, until=lambda: source.greetings.raised == 1, backend=backend)
+    assert backend.stuck
+    record = source.records.prediction_for(marta)
+    assert record is not None
+    walk(village, RIGHT, 6, backend=backend)  # ... and veers away: she is still in view
+    walk(village, STAY, 60, until=lambda: source.greetings.kept == 1, backend=backend)
+    assert source.records.prediction_for(marta) is record  # not stopped
+    assert not backend.stopped
+
+    backend.release()
+    walk(village, STAY, 60, until=lambda: marta in source.greetings.ready, backend=backend)
+    assert marta in source.greetings.ready  # ready for the next approach
+    report = source.greetings.report()
+    assert (report.kept, report.cancelled) == (1, 0)
+
+
 def test_unused_prepared_line_expires(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
