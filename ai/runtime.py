@@ -176,8 +176,11 @@ class AiRuntime:
         finally:
             self._metrics.submit_calls.append(time.perf_counter() - begin)
 
-    def _submit(self, request: LineRequest, waited_s: float | None = None) -> Handle:
-        """``waited_s``: how long another runtime already kept it (then no rate limit)."""
+    def _submit(
+        self, request: LineRequest, waited_s: float | None = None, limited: bool = True
+    ) -> Handle:
+        """``waited_s``: how long another runtime already kept it (then no rate limit);
+        ``limited``: whether the villager's rate limit applies (not to a cache fill)."""
         now = self._clock()
         existing = self._scheduler.find(request.signature)
         if existing is not None and not existing.closed:
@@ -192,7 +195,7 @@ class AiRuntime:
         self._metrics.record_submit(request.priority)
         if self._shut_down:
             return self._reject(ticket, RequestDropped(handle, request, "shutdown"))
-        if waited_s is None and not self._rate_limit.allows(request, now):
+        if waited_s is None and limited and not self._rate_limit.allows(request, now):
             return self._reject(ticket, RequestDropped(handle, request, "rate_limited"))
         evicted: Ticket | None = None
         with self._cond:
@@ -236,8 +239,12 @@ class AiRuntime:
         self._pending.append(event)
 
     def warm(self, request: LineRequest) -> None:
-        """Run ``request`` for the model's cache only (see :mod:`ai.cache_fills`)."""
-        self._fills.add_warm_up(self.submit(request))
+        """Run ``request`` for the model's cache only (see :mod:`ai.cache_fills`).
+
+        It is nobody's line, so it does not count against its villager's rate limit:
+        their first real line may follow at once.
+        """
+        self._fills.add_warm_up(self._submit(request, limited=False))
 
     def prefill(self, request: LineRequest) -> None:
         """Read a reply's prompt into the model's cache ahead (see :mod:`ai.cache_fills`).

@@ -251,6 +251,21 @@ def test_reactive_work_is_not_preempted(make_runtime: Callable[..., AiRuntime]) 
     assert runtime.metrics().preempted == 0
 
 
+def test_a_warm_up_does_not_count_against_its_villagers_rate_limit(
+    make_runtime: Callable[..., AiRuntime], clock: FakeClock
+) -> None:
+    runtime = make_runtime(
+        fast_config(rate_limit_s=2.0), ScriptedBackend(), clock=clock, start=False
+    )
+    log = EventLog(runtime)
+    runtime.warm(make_request("warm-up", Priority.AMBIENT, npc_id=1))
+    first = runtime.submit(make_request("a", Priority.AMBIENT, npc_id=1))
+    second = runtime.submit(make_request("b", Priority.AMBIENT, npc_id=1))
+    log.pump()
+    assert [(e.handle, e.reason) for e in log.of(RequestDropped)] == [(second, "rate_limited")]
+    assert first != second
+
+
 def test_rate_limit_per_npc_and_priority(
     make_runtime: Callable[..., AiRuntime], clock: FakeClock
 ) -> None:
