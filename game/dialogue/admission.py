@@ -72,24 +72,25 @@ class Admission:
 
     def judge(
         self,
-        request: LineRequest,
+        npc_id: int,
         trigger: Trigger,
         window_s: float,
         eta_s: float | None = None,
         ttl_s: float | None = None,
         heading: bool = True,
     ) -> Verdict:
-        """The verdict on one request about to be submitted."""
-        cost = self.cost_s(request)
+        """The verdict on a line for ``npc_id`` about to be asked for (cheap: no prompt
+        need be built first)."""
+        cost = self.cost.cost_s()
         moment = Moment(self.wait_s(), window_s, eta_s, ttl_s, heading, cost)
-        chance = chance_shown(trigger, self.sight(request.npc_id), moment)
+        chance = chance_shown(trigger, self.sight(npc_id), moment)
         return Verdict(chance, value(trigger, chance, cost))
 
     def admit(self, request: LineRequest, trigger: Trigger, to_player: bool) -> LineRequest | None:
         """``request`` with its value, or None when its line is unlikely to be seen in its
         moment (counted as shed). A chat reply and a reaction to the player (``to_player``)
         are always admitted."""
-        verdict = self.judge(request, trigger, window_s=request.deadline_s)
+        verdict = self.judge(request.npc_id, trigger, window_s=request.deadline_s)
         never_shed = trigger is Trigger.CHAT or (to_player and trigger in PLAYER_REACTIONS)
         if not verdict.admitted and not never_shed:
             self.count_shed(trigger)

@@ -196,7 +196,7 @@ class GreetingPreparer:
         if record is None or admission is None or record.request.priority > Priority.AMBIENT:
             return
         verdict = admission.judge(
-            record.request,
+            npc_id,
             Trigger.GREET,
             window_s=record.request.deadline_s,
             eta_s=eta_s,
@@ -272,9 +272,6 @@ class GreetingPreparer:
         shed once per prediction.
         """
         admission = self._admission
-        if admission is not None and eta_s is not None and not admission.sight(npc_id).on_screen:
-            self._shed(tick, npc_id, admission)  # nobody would see it: no prompt to build
-            return
         ask = LineAsk(tick, npc_id, Trigger.GREET, player_id)
         if eta_s is None:
             assert admission is not None
@@ -282,20 +279,20 @@ class GreetingPreparer:
             cost = admission.cost_s(request)
             request = replace(request, value=value(Trigger.GREET, _AHEAD_CHANCE, cost))
             self.ahead += 1
-        else:
+        elif admission is None:
             request = self._builder.request(ask, True)
-        if admission is not None and eta_s is not None:
+        else:  # judged before its prompt is built: most judgements of a crowd shed
             verdict = admission.judge(
-                request,
+                npc_id,
                 Trigger.GREET,
-                window_s=request.deadline_s,
+                window_s=self._builder.deadline_s(Priority.PREDICTIVE),
                 eta_s=eta_s,
                 ttl_s=self._timing.prepared_ttl_s,
             )
             if not verdict.admitted:
                 self._shed(tick, npc_id, admission)
                 return
-            request = replace(request, value=verdict.value)
+            request = replace(self._builder.request(ask, True), value=verdict.value)
         self._asked_tick[npc_id] = tick
         self._shed_until.pop(npc_id, None)
         handle = self._runtime.submit(request)

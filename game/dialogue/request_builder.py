@@ -137,6 +137,10 @@ class RequestBuilder:
             plan=plan,
         )
 
+    def deadline_s(self, priority: Priority) -> float:
+        """The latest start after submit of a request of ``priority``."""
+        return self._budgets[priority][0]
+
     def use_style(self, style: PromptStyle) -> None:
         """Build every later prompt in ``style`` (see :class:`LinePlanner`)."""
         self._planner.use_style(style)
