@@ -125,9 +125,9 @@ class GreetingPreparer:
         self._shed_until: dict[int, int] = {}
         """Villagers whose prediction was shed, and the tick it may be judged again."""
         self.raised = 0
+        """Greetings written ahead that an approach raised to a prediction's priority."""
         self.kept = 0
         """Withdrawn predictions left to finish, as greetings ready for a later approach."""
-        """Greetings written ahead that an approach raised to a prediction's priority."""
         self._keys: dict[int, tuple[object, ...]] = {}
         self.partings: dict[int, PreparedLine] = {}
         """Farewells written while the player is with the villager, for when they leave."""
