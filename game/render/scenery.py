@@ -120,8 +120,10 @@ def build_level_layer(
             round(top_left[0]), round(top_left[1]), round(zone.w * zoom), round(zone.h * zoom)
         )
         # A zone that reaches down into the ground is named in the earth below it: above
-        # it, at walking height, villagers and their name tags would cover the plate.
-        plate = _draw_zone(layer, rect, zone.label, text, below=zone.y < ground - 20)
+        # it, at walking height, villagers and their name tags would cover the plate. So
+        # is a stack's zone: its plate above would sit at the head of a player on the stack.
+        below = zone.y < ground - 20 or zone.stacked
+        plate = _draw_zone(layer, rect, zone.label, text, below=below)
         if plate is not None and signs is not None:
             signs.append(plate)
     logger.debug("level layer %dx%d painted", *size)

@@ -154,7 +154,10 @@ class Level:
         statics = tuple(
             StaticShapeView(s.kind, s.points, s.radius, s.material) for s in self.all_statics()
         )
-        zones = tuple(ZoneView(z.id, z.x, z.y, z.w, z.h, z.label) for z in self.zones)
+        stacked = {stack.zone for stack in self.stacks}
+        zones = tuple(
+            ZoneView(z.id, z.x, z.y, z.w, z.h, z.label, z.id in stacked) for z in self.zones
+        )
         return LevelView(self.width, self.height, statics, self.decor, zones)
 
 

@@ -47,6 +47,8 @@ class ZoneView:
     w: float
     h: float
     label: str
+    #: A stack is built in it: the player stands on what fills it, up to its top.
+    stacked: bool = False
 
 
 @dataclass(frozen=True, slots=True)

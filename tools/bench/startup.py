@@ -73,13 +73,17 @@ def window(run: int) -> dict[str, Any]:
         raise SystemExit(f"window run {run}: exit {done.returncode}\n{done.stderr[-2000:]}")
     frame = _FIRST_FRAME.search(done.stderr)
     serving = _SERVING.search(done.stderr)
-    return {
+    row: dict[str, Any] = {
         "first_frame_ms": int(frame.group(1)) if frame else None,
         "model_lines_from_tick": int(serving.group(1)) if serving else None,
         "model_lines_after_first_frame_s": (
             round(int(serving.group(1)) / 60.0, 2) if serving else None
         ),
     }
+    if serving is None:
+        # A start that never served a model line keeps its log, to say why.
+        row["log_tail"] = done.stderr.splitlines()[-40:]
+    return row
 
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
