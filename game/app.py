@@ -53,6 +53,7 @@ logger = logging.getLogger(__name__)
 
 CONTENT_WORDS = "content/blocklist.txt"
 CONTENT_CLASSIFIER = "content/classifier.npz"
+CONTENT_PATTERNS = "content/patterns.txt"
 
 
 class RuntimeFactory(Protocol):
@@ -80,6 +81,7 @@ def load_content_filter(ai: AiConfig) -> ContentFilter:
             asset_path(CONTENT_WORDS),
             asset_path(CONTENT_CLASSIFIER) if ai.filter.meaning else None,
             ai.hygiene.blocklist,
+            asset_path(CONTENT_PATTERNS),
         )
     except (WordListError, ClassifierError) as exc:
         raise AssetError(str(exc)) from exc

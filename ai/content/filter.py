@@ -1,10 +1,12 @@
 """The content filter: a word list on any thread, then the model's reading on the worker.
 
 :meth:`ContentFilter.check_words` is pure Python and cheap, for every thread and for
-streamed text. :meth:`ContentFilter.check_meaning` reads the line's hidden state from the
-loaded model and must run on the worker thread, the only one that may touch the model;
-the reader it takes comes from :meth:`ContentFilter.meaning_reader`, opened on the
-worker once the model is loaded.
+streamed text: the word list, then the patterns (:mod:`ai.content.patterns`) that catch
+threats, taunts and attempts to take a villager out of the game in ordinary words.
+:meth:`ContentFilter.check_meaning` reads the line's hidden state from the loaded model
+and must run on the worker thread, the only one that may touch the model; the reader it
+takes comes from :meth:`ContentFilter.meaning_reader`, opened on the worker once the
+model is loaded.
 
 A :class:`ContentVerdict` names the layer that decided and why, in words that are safe
 to log: it never carries the text it judged.
@@ -22,6 +24,7 @@ from typing import Any, Literal
 from ai.config import FilterConfig
 from ai.content.hidden import HiddenStates, LlamaHiddenStates
 from ai.content.meaning import Classifier
+from ai.content.patterns import PatternList
 from ai.content.words import WordList
 
 logger = logging.getLogger(__name__)
@@ -58,9 +61,11 @@ class ContentFilter:
         words: WordList,
         classifier: Classifier | None = None,
         shipped: WordList | None = None,
+        patterns: PatternList | None = None,
     ) -> None:
         self.config = config
         self.words = words
+        self.patterns = patterns
         self.classifier = classifier
         #: The shipped list alone, without the config's own entries (``words`` has both).
         self.shipped = shipped
@@ -70,7 +75,7 @@ class ContentFilter:
         and classifier, the config's new switches and its new word entries."""
         extra = WordList.from_entries(list(extra_words), "hygiene.blocklist")
         words = extra if self.shipped is None else _merged(self.shipped, extra)
-        return ContentFilter(config, words, self.classifier, self.shipped)
+        return ContentFilter(config, words, self.classifier, self.shipped, self.patterns)
 
     @classmethod
     def load(
@@ -79,10 +84,12 @@ class ContentFilter:
         words_path: Path,
         classifier_path: Path | None = None,
         extra_words: Sequence[str] = (),
+        patterns_path: Path | None = None,
     ) -> ContentFilter:
         """The filter from its data files; ``extra_words`` are the config's own entries.
 
-        Raises :class:`~ai.content.words.WordListError` or
+        Raises :class:`~ai.content.words.WordListError` (for the word list or the
+        patterns) or
         :class:`~ai.content.meaning.ClassifierError` naming the file at fault.
         """
         shipped = WordList.load(words_path)
@@ -92,17 +99,22 @@ class ContentFilter:
         classifier = None
         if classifier_path is not None and config.meaning:
             classifier = Classifier.load(classifier_path)
-        return cls(config, words, classifier, shipped)
+        patterns = None if patterns_path is None else PatternList.load(patterns_path)
+        return cls(config, words, classifier, shipped, patterns)
 
     def check_words(self, text: str) -> ContentVerdict:
-        """Layer 1 on a finished text (any thread)."""
+        """Layer 1 on a finished text (any thread): the word list, then the patterns."""
         if not self.config.enabled:
             return _OFF
         match = self.words.find(text)
-        if match is None:
-            return ContentVerdict(True, "words", "no listed word")
-        kind = "hashed entry" if match.hashed else "entry"
-        return ContentVerdict(False, "words", f"word list {kind} on line {match.entry_line}")
+        if match is not None:
+            kind = "hashed entry" if match.hashed else "entry"
+            return ContentVerdict(False, "words", f"word list {kind} on line {match.entry_line}")
+        shape = None if self.patterns is None else self.patterns.find(text)
+        if shape is not None:
+            reason = f"{shape.kind} pattern on line {shape.entry_line}"
+            return ContentVerdict(False, "words", reason)
+        return ContentVerdict(True, "words", "no listed word")
 
     def check_partial(self, text: str) -> ContentVerdict:
         """Layer 1 on streamed text: a word still being written is left for later."""

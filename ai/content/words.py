@@ -212,12 +212,7 @@ class WordList:
     @classmethod
     def load(cls, path: Path) -> WordList:
         """Read a list file: one entry a line, ``#`` starts a comment."""
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise WordListError(f"cannot read word list {path}: {exc}") from exc
-        entries = [line.split("#", 1)[0] for line in lines]
-        return cls.from_entries(entries, str(path))
+        return cls.from_entries(read_entries(path, "word list"), str(path))
 
     def __len__(self) -> int:
         return len(self.words) + len(self.hashes) + len(self.phrases)
@@ -276,6 +271,16 @@ class WordList:
             if pattern.fullmatch(entry):
                 return WordMatch(number, hashed=False)
         return None
+
+
+def read_entries(path: Path, what: str) -> list[str]:
+    """The lines of a list file with their ``#`` comments cut off; a file that cannot be
+    read is a :class:`WordListError` naming ``what`` and the path."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WordListError(f"cannot read {what} {path}: {exc}") from exc
+    return [line.split("#", 1)[0] for line in lines]
 
 
 def _entries_for(argv: Sequence[str]) -> Iterator[str]:

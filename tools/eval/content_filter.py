@@ -3,7 +3,8 @@
 Every line of ``tools/eval/data/content.jsonl`` (written apart from the classifier's
 exemplars in ``assets/content/``, with no line in common: checked here) goes through
 
-- **blocklist**: layer 1 only, the word list (``assets/content/blocklist.txt``);
+- **blocklist**: the word list alone (``assets/content/blocklist.txt``);
+- **word list and patterns**: all of layer 1, with ``assets/content/patterns.txt``;
 - **layered**: layer 1, then layer 2, the classifier on the line's hidden state read from
   the packaged model on this one thread with ``n_threads=1``, as on the game's worker,
   with ``[filter]`` and ``hygiene.blocklist`` from ``config/ai.toml``; timed as the worker
@@ -20,9 +21,12 @@ mean-pooled), the two alternating line by line in the same run so that other wor
 machine weighs on both alike (``read_cost``). ``--methods``
 also scores the other ways of reading meaning measured when the classifier was chosen
 (``tools/eval/content_judge.py``). Writes
-``bench/content_filter.json``:
+``bench/content_filter.json``. ``--data`` takes another labelled set: the held-out one,
+written after the patterns by a hand that saw none of this, goes to its own report:
 
     python tools/eval/content_filter.py
+    python tools/eval/content_filter.py --data tools/eval/data/content_holdout.jsonl \
+        --out bench/content_filter_holdout.json
     python tools/eval/content_filter.py --methods centroid,knn,judge
 """
 
@@ -323,7 +327,11 @@ def main() -> int:
         _load(),
     )
     content = ContentFilter.load(
-        filter_config, CONTENT / "blocklist.txt", args.classifier, extra_words
+        filter_config,
+        CONTENT / "blocklist.txt",
+        args.classifier,
+        extra_words,
+        CONTENT / "patterns.txt",
     )
     classifier = content.classifier
     if classifier is None:
@@ -341,7 +349,9 @@ def main() -> int:
     if states is None:
         raise SystemExit("content_filter: the classifier does not fit the packaged model")
     texts = [line.text for line in lines]
-    word_verdicts, word_cost = _timed(content.check_words, texts, args.repeats)
+    words_only = ContentFilter(filter_config, content.words)
+    word_verdicts, word_cost = _timed(words_only.check_words, texts, args.repeats)
+    layer1_verdicts, layer1_cost = _timed(content.check_words, texts, args.repeats)
     meaning_verdicts, meaning_cost = _timed(
         lambda text: content.check_meaning(text, states), texts, args.repeats
     )
@@ -354,18 +364,21 @@ def main() -> int:
         ReadCost(args.compare_layer, "mean", other_cost),
     ]
     blocklist_flags = [not v.ok for v in word_verdicts]
+    layer1_flags = [not v.ok for v in layer1_verdicts]
     layered_flags = [
-        (not w.ok) or (not m.ok) for w, m in zip(word_verdicts, meaning_verdicts, strict=True)
+        (not w.ok) or (not m.ok) for w, m in zip(layer1_verdicts, meaning_verdicts, strict=True)
     ]
     blocklist = _arm("blocklist", lines, blocklist_flags)
     blocklist.cost = word_cost
+    layer1 = _arm("word list and patterns", lines, layer1_flags)
+    layer1.cost = layer1_cost
     layered = _arm("layered", lines, layered_flags)
     layered.cost = layered_cost
     layered.threshold = filter_config.threshold
     meaning_only = _arm("semantic layer alone", lines, [not m.ok for m in meaning_verdicts])
     meaning_only.cost = meaning_cost
     meaning_only.threshold = filter_config.threshold
-    methods = _methods(args, llm, states, lines, exemplars, blocklist_flags, classifier)
+    methods = _methods(args, llm, states, lines, exemplars, layer1_flags, classifier)
     reference = _decode_step(llm)
     states.close()
     llm.close()
@@ -391,20 +404,22 @@ def main() -> int:
             ),
             "classifier_threshold": classifier.threshold,
             "word_list_entries": len(content.words),
+            "pattern_entries": 0 if content.patterns is None else len(content.patterns),
             "n_threads": 1,
             "timed_passes": args.repeats,
         },
-        [blocklist, layered, meaning_only],
+        [blocklist, layer1, layered, meaning_only],
         methods,
         reference,
         read_cost,
-        _sweep(lines, blocklist_flags, [m.score for m in meaning_verdicts]),
+        _sweep(lines, layer1_flags, [m.score for m in meaning_verdicts]),
         [
             {
                 "line": i + 1,
                 "fit": line.fit,
                 "kind": line.kind,
                 "blocklist": blocklist_flags[i],
+                "patterns": layer1_flags[i] and not blocklist_flags[i],
                 "layered": layered_flags[i],
                 "score": None if m.score is None else round(m.score, 4),
             }

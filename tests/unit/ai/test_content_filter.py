@@ -28,6 +28,8 @@ from ai.content.words import entry_hash, spellings, words_of
 ROOT = Path(__file__).resolve().parents[3]
 CONTENT = ROOT / "assets" / "content"
 EVAL = ROOT / "tools" / "eval" / "data" / "content.jsonl"
+# Written after the patterns of layer 1, by a hand that saw neither them nor either set.
+HOLDOUT = ROOT / "tools" / "eval" / "data" / "content_holdout.jsonl"
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -196,6 +198,17 @@ def test_the_evaluation_set_and_the_exemplars_share_no_line(
     evaluation: list[Any], exemplars: list[Any]
 ) -> None:
     assert {key(line.text) for line in evaluation}.isdisjoint(key(line.text) for line in exemplars)
+
+
+def test_the_held_out_set_shares_no_line_with_the_others_and_covers_every_kind(
+    evaluation: list[Any], exemplars: list[Any]
+) -> None:
+    holdout = load_labelled(HOLDOUT)
+    keys = {key(line.text) for line in holdout}
+    assert keys.isdisjoint(key(line.text) for line in exemplars)
+    assert keys.isdisjoint(key(line.text) for line in evaluation)
+    assert len(holdout) >= 200
+    assert {line.kind for line in holdout} == (UNFIT_KINDS | FIT_KINDS) - {"corpus"}
 
 
 def test_the_evaluation_set_covers_every_kind(evaluation: list[Any]) -> None:
