@@ -4,8 +4,8 @@ Each village seed is played headless at its real 60 Hz with the real model and t
 errand bot, once per arm, the arms rotating seed by seed so machine load hits them alike:
 
 - ``off``: ``ai.filter.enabled = false`` (no check at all);
-- ``words``: the word list only (``ai.filter.meaning = false``);
-- ``layered``: the word list, then the semantic layer on the worker (the default).
+- ``words``: layer 1 only, the word list and the patterns (``ai.filter.meaning = false``);
+- ``layered``: layer 1, then the semantic layer on the worker (the default).
 
     python tools/bench/filter_cost.py                  # bench/filter_cost.json
     python tools/bench/filter_cost.py --seeds 3 --ticks 600
