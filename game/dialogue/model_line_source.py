@@ -324,10 +324,6 @@ class ModelLineSource:
     def _ready(self) -> bool:
         return self.runtime.load_progress().state == "ready"
 
-    def _busy(self) -> bool:
-        metrics = self.runtime.metrics()
-        return metrics.in_flight > 0 or metrics.queue_depth > 0
-
     def _crowded(self, ask: LineAsk) -> bool:
         """Whether enough villagers already answer this crowd event with model lines."""
         if ask.trigger not in _CROWD_TRIGGERS:
@@ -340,13 +336,17 @@ class ModelLineSource:
         """Choose the prompt style the model was tuned for, and warm the model's cache.
 
         With the few-shot style the first prompt pays for reading the whole shared
-        context (seconds on a small CPU) and every later one reuses it; the village
-        style has no shared context, and the warm-up only primes llama.cpp. Its answer
-        is never shown.
+        context (seconds on a small CPU) and every later one reuses it, so it is read
+        once here and its answer is never shown. The village style has no shared context:
+        a warm-up would read a prompt nobody uses (about 0.45 s on one thread) ahead of
+        the first real line, and the load's self-test has already made llama.cpp's first,
+        slow decode, so lines are served at once.
         """
         self._warmed = True
         tuned = self.runtime.load_progress().prompt_style == "village"
         self._builder.use_style("village" if tuned else "fewshot")
+        if tuned:
+            return
         ask = LineAsk(tick, self.world.npc_ids()[0], Trigger.AMBIENT, None)
         request = self._builder.request(ask)
         self.runtime.warm(replace(request, signature="warm-up", max_tokens=1, plan=None))
@@ -490,6 +490,8 @@ class ModelLineSource:
         time ran out with the warm-up still queued or running.
         """
         runtime = self.runtime
-        # Queued counts too: right after submit the worker may not have taken it yet.
-        busy = lambda: runtime.warming or self._busy()  # noqa: E731
-        return wait_until_ready(runtime, lambda: self.poll(self.world.tick), busy, timeout_s)
+        # ``warming`` holds from the warm-up's submission, queued or running, to its end.
+        # Lines asked for meanwhile are not waited for: they are the game's first work.
+        return wait_until_ready(
+            runtime, lambda: self.poll(self.world.tick), lambda: runtime.warming, timeout_s
+        )

@@ -11,14 +11,12 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ai import (
     AiEvent,
-    AiMetrics,
     GenerationParams,
     Handle,
     PromptSpec,
@@ -495,23 +493,17 @@ def test_greeting_asked_in_sync_mode_while_its_prediction_runs_is_shown(
     assert source.greetings.report().used == 1
 
 
-def test_wait_ready_waits_while_the_warm_up_is_only_queued(
-    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+def test_wait_ready_waits_for_the_warm_up_until_it_ends(
+    make_village: Callable[..., Session],
 ) -> None:
-    # Right after the warm-up is submitted it is queued, not yet running: waiting only
-    # while something runs would let the first measured ticks pay for the warm-up.
-    village = make_village(NO_AHEAD, wait=False)
-    runtime = source_of(village).runtime
-    real = runtime.metrics
-    asked = itertools.count(1)
-
-    def queued_at_first() -> AiMetrics:
-        metrics = real()
-        return replace(metrics, queue_depth=1, in_flight=0) if next(asked) <= 3 else metrics
-
-    monkeypatch.setattr(runtime, "metrics", queued_at_first)
+    # The first measured ticks must not pay for reading the few-shot context.
+    backend = GatedBackend()
+    backend.hold(lambda prompt: True)
+    village = make_village(NO_AHEAD, backend=backend, wait=False)
+    assert village.ai.wait_ready(0.5) == "warming"  # held at its first word
+    backend.release()
     assert village.ai.wait_ready(5.0) == "ready"
-    assert next(asked) > 4  # it kept waiting while the warm-up sat in the queue
+    assert not source_of(village).runtime.warming
 
 
 # -- (f) a reply prepared while the player types -----------------------------------------
@@ -520,8 +512,8 @@ def test_wait_ready_waits_while_the_warm_up_is_only_queued(
 class PromptLog(ScriptedBackend):
     """A scripted backend that keeps every prompt it was given, with its token cap."""
 
-    def __init__(self) -> None:
-        super().__init__(FAST_TIMINGS)
+    def __init__(self, prompt_style: str = "") -> None:
+        super().__init__(FAST_TIMINGS, prompt_style=prompt_style)
         self.prompts: list[tuple[PromptSpec, int]] = []
 
     def generate(
@@ -529,6 +521,25 @@ class PromptLog(ScriptedBackend):
     ) -> Iterator[str]:
         self.prompts.append((prompt, params.max_tokens))
         yield from super().generate(prompt, params, should_stop)
+
+
+@pytest.mark.parametrize(("style", "warm_ups"), [("village", 0), ("", 1)])
+def test_only_the_few_shot_style_reads_a_warm_up_before_serving(
+    make_village: Callable[..., Session], style: str, warm_ups: int
+) -> None:
+    # The few-shot prompts share a long context worth reading once; the village style
+    # has none, so its first real line must not queue behind a prompt nobody sees.
+    backend = PromptLog(prompt_style=style)
+    village = make_village(NO_AHEAD, backend=backend, wait=False)
+    source = source_of(village)
+    wait_for(lambda: source.runtime.load_progress().state == "ready", "the model to load")
+    ready_tick = village.tick
+    assert village.ai.wait_ready(5.0) == "ready"
+    source.poll(village.tick)
+    if not warm_ups:
+        assert source.serving_from_tick == ready_tick  # served from the tick it loaded
+    assert source.serving_from_tick is not None
+    assert [cap for _, cap in backend.prompts].count(1) == warm_ups  # a warm-up writes 1
 
 
 def test_typing_reads_the_same_prompt_the_sent_line_asks_with(
