@@ -21,12 +21,15 @@ mean-pooled), the two alternating line by line in the same run so that other wor
 machine weighs on both alike (``read_cost``). ``--methods``
 also scores the other ways of reading meaning measured when the classifier was chosen
 (``tools/eval/content_judge.py``). Writes
-``bench/content_filter.json``. ``--data`` takes another labelled set: the held-out one,
-written after the patterns by a hand that saw none of this, goes to its own report:
+``bench/content_filter.json``. ``--data`` takes another labelled set: each held-out set,
+written by a hand that saw none of this, goes to its own report (the second is the fair
+one: the first was read for the second round of patterns):
 
     python tools/eval/content_filter.py
     python tools/eval/content_filter.py --data tools/eval/data/content_holdout.jsonl \
         --out bench/content_filter_holdout.json
+    python tools/eval/content_filter.py --data tools/eval/data/content_holdout2.jsonl \
+        --out bench/content_filter_holdout2.json
     python tools/eval/content_filter.py --methods centroid,knn,judge
 """
 
