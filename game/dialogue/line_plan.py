@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -85,10 +85,12 @@ def priority_of(trigger: Trigger, predictive: bool = False) -> Priority:
 
 @dataclass(frozen=True, slots=True)
 class TriggerWords:
-    """The keyword map: words that show a line is about its trigger."""
+    """The keyword map: words that show a line is about its trigger, and, by errand id,
+    phrases that say an errand is done (``done_claims``)."""
 
     version: int
     by_trigger: Mapping[Trigger, tuple[str, ...]]
+    done_claims: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     def of(self, trigger: Trigger) -> tuple[str, ...]:
         """The keywords of one trigger (none for chat)."""
@@ -112,8 +114,22 @@ def load_trigger_words(name: str | Path = DEFAULT_KEYWORDS) -> TriggerWords:
         if not isinstance(value, list) or not all(isinstance(w, str) and w for w in value):
             raise AssetError(f"{path} at keywords.{key}: expected a list of words")
         out[Trigger(key)] = tuple(w.lower() for w in value)
+    claims = raw.get("errand_done_claims", {})
+    if not isinstance(claims, dict):
+        raise AssetError(f"{path}: errand_done_claims must be a table of errand ids")
+    done: dict[str, tuple[str, ...]] = {}
+    for errand_id, value in claims.items():
+        if not isinstance(value, list) or not all(isinstance(w, str) and w for w in value):
+            raise AssetError(
+                f"{path} at errand_done_claims.{errand_id}: expected a list of phrases"
+            )
+        done[errand_id] = tuple(w.lower() for w in value)
     version = raw.get("version", 0)
-    return TriggerWords(version if isinstance(version, int) else 0, MappingProxyType(out))
+    return TriggerWords(
+        version if isinstance(version, int) else 0,
+        MappingProxyType(out),
+        MappingProxyType(done),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +145,7 @@ class LineAskParts:
     player_text: str = ""
     attitude: str = ""
     errand_state: str = ""
+    errand_id: str = ""
 
 
 class LinePlanner:
@@ -250,7 +267,11 @@ class LinePlanner:
             foreign_words=(
                 made_up_deeds(memory.facts)
                 if recall
-                else (*_other_props(ask), *_claimed_past(ask, memory, chat))
+                else (
+                    *_other_props(ask),
+                    *_claimed_past(ask, memory, chat),
+                    *self._claimed_done(ask),
+                )
             ),
             listener_acts=_listener_acts(ask, chat, recall),
             # The answer to "do you remember me?" names what they remember, or says they
@@ -304,6 +325,18 @@ class LinePlanner:
         return CandidatePlan(
             criteria, openers, self._count, "best", self._contrast, _BUDGET_S[ask.priority]
         )
+
+    def _claimed_done(self, ask: LineAskParts) -> tuple[str, ...]:
+        """Phrases that would say the villager's errand is done, while it is not.
+
+        Pip asking for her ball with "Oh my, the ball's down!" while it sits on the roof
+        tells the player the errand needs nothing more: a line the world contradicts.
+        """
+        if ask.trigger not in (Trigger.ERRAND_OFFER, Trigger.ERRAND_HINT):
+            return ()
+        if ask.errand_state == "done":
+            return ()
+        return self._words.done_claims.get(ask.errand_id, ())
 
     def _keywords(self, ask: LineAskParts, known: Sequence[Fact]) -> tuple[str, ...]:
         if ask.trigger is Trigger.CHAT:

@@ -116,6 +116,7 @@ class RequestBuilder:
             ask.player_text,
             attitude=attitude_word(memory.attitude),
             errand_state=self._errand_state(ask.npc_id),
+            errand_id=self._errand_id(ask.npc_id) if errand else "",
         )
         prompt, plan = self._planner.build(parts, memory)
         deadline, timeout = self._budgets[priority]
@@ -162,6 +163,12 @@ class RequestBuilder:
         for errand in self.world.errands.errands:
             if errand.giver_id == giver_id:
                 return "done" if errand.done else "asked" if errand.progress > 0 else ""
+        return ""
+
+    def _errand_id(self, giver_id: int) -> str:
+        for errand in self.world.errands.errands:
+            if errand.giver_id == giver_id:
+                return errand.spec.id
         return ""
 
     def _errand_title(self, giver_id: int) -> str:

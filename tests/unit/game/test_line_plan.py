@@ -192,6 +192,32 @@ def test_keyword_map_errors_name_the_file(tmp_path: Path) -> None:
     assert "ow" in words.of(Trigger.HIT)
 
 
+def test_errand_done_claims_are_read_by_errand_id_and_checked(tmp_path: Path) -> None:
+    words = load_trigger_words()
+    assert "ball's down" in words.done_claims["ball"]
+    path = tmp_path / "k.toml"
+    path.write_text('[keywords]\nhit = ["ow"]\n[errand_done_claims]\nball = "down"\n')
+    with pytest.raises(AssetError, match="errand_done_claims.ball: expected a list"):
+        load_trigger_words(path)
+
+
+def test_an_errand_line_may_not_say_the_errand_is_done_while_it_is_not() -> None:
+    """Pip asking for her ball with "Oh my, the ball's down!" while it is on the roof."""
+    planner = _village_planner()
+    for trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_HINT):
+        ask = LineAskParts(1, trigger, Priority.REACTIVE, errand="Get the ball", errand_id="ball")
+        _, plan = planner.build(ask, Memory())
+        assert judge("Oh my, the ball's down!", plan.criteria).faults == ("foreign_word",)
+        assert judge("Could you get my ball down?", plan.criteria).faults == ()
+    # Another errand's claims, or a greeting, are not held against the line.
+    apples = LineAskParts(1, Trigger.ERRAND_OFFER, Priority.REACTIVE, errand_id="apples")
+    _, plan = planner.build(apples, Memory())
+    assert judge("Oh my, the ball's down!", plan.criteria).faults == ()
+    greet = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE, errand_id="ball")
+    _, plan = planner.build(greet, Memory())
+    assert "ball's down" not in plan.criteria.foreign_words
+
+
 def _village_planner() -> LinePlanner:
     cast = load_cast()
     personas = {
