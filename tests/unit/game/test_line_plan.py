@@ -15,6 +15,7 @@ from game.dialogue.memory import Memory
 from game.dialogue.persona_prompt import Persona, shared_context
 from game.sim.cast import Fact, load_cast, parse_cast
 from game.sim.events import Trigger
+from game.sim.level import load_level
 
 
 @pytest.fixture(scope="module")
@@ -199,6 +200,11 @@ def test_errand_done_claims_are_read_by_errand_id_and_checked(tmp_path: Path) ->
     path.write_text('[keywords]\nhit = ["ow"]\n[errand_done_claims]\nball = "down"\n')
     with pytest.raises(AssetError, match="errand_done_claims.ball: expected a list"):
         load_trigger_words(path)
+
+
+def test_every_errand_with_done_claims_is_an_errand_of_the_level() -> None:
+    ids = {errand.id for errand in load_level().errands}
+    assert set(load_trigger_words().done_claims) == ids  # a misspelt id would check nothing
 
 
 def test_an_errand_line_may_not_say_the_errand_is_done_while_it_is_not() -> None:
