@@ -32,7 +32,7 @@ from game.core.shutdown import StopRequest
 from game.decisions.decider import Decider
 from game.decisions.options import OptionFinder
 from game.dialogue.disruptions import Disruptions
-from game.dialogue.facts import matching_facts
+from game.dialogue.facts import fact_answer, matching_facts
 from game.dialogue.line_plan import LinePlanner, load_trigger_words
 from game.dialogue.line_source import LineSource, SourceStatus, TemplateLineSource
 from game.dialogue.memory import Memories
@@ -207,7 +207,7 @@ def build_village(
         seed=world_config.seed,
         cold={npc_id: spec.cold_lines for npc_id, spec in specs.items()},
         attitude_of=lambda npc_id: memories.of(npc_id).attitude,
-        answers=recall.reply,
+        answers=_answers(specs, recall),
     )
     disruptions = Disruptions(world)
     dialogue_config = settings.game.dialogue
@@ -293,6 +293,21 @@ def watch_settings(
     )
     village.live_settings = live
     return live
+
+
+def _answers(specs: Mapping[int, NpcSpec], recall: RecallLines) -> Callable[[int, str], str | None]:
+    """A chat's own answer when no model line stands: what they remember of the traveller
+    for "do you remember me?", else the villager's own fact that answers the question (in
+    their words: "I have lived in Millbrook for eighty years; ..."), else None."""
+
+    def answer(npc_id: int, question: str) -> str | None:
+        remembered = recall.reply(npc_id, question)
+        if remembered is not None:
+            return remembered
+        spec = specs.get(npc_id)
+        return None if spec is None else fact_answer(question, spec.facts)
+
+    return answer
 
 
 def _topics(

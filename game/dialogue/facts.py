@@ -66,3 +66,13 @@ def matching_facts(
     ]
     scored.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return tuple(fact for _, _, fact in scored[:limit])
+
+
+def fact_answer(question: str, own: Sequence[Fact]) -> str | None:
+    """The villager's own fact that answers ``question``, in their words, or None.
+
+    What a chat says when no model line stands ("I have lived in Millbrook for eighty
+    years; ..."), rather than a line that answers nothing.
+    """
+    facts = matching_facts(question, own)
+    return facts[0].text if facts else None

@@ -67,6 +67,13 @@ _TRAVELLER_ACTS = ("bump", "throw", "threw", "push")
 _PAST_WORDS = ("still", "again", "waiting", "remember", "remembers", "last time")
 #: Words that claim an errand is waiting: no memory of what the traveller did licenses them.
 _WAITING_WORDS = ("waiting",)
+#: Number words a reply may use only when what it was told uses them (see _made_up_numbers).
+_NUMBER_WORDS = (
+    *("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"),
+    *("twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen"),
+    *("nineteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty"),
+    *("ninety", "hundred", "thousand", "dozen"),
+)
 
 
 # Everything else is reactive. A farewell to someone already walking off matters less
@@ -271,6 +278,7 @@ class LinePlanner:
                     *_other_props(ask),
                     *_claimed_past(ask, memory, chat),
                     *self._claimed_done(ask),
+                    *(_made_up_numbers(speaker, memory, mentioned, ask.errand) if chat else ()),
                 )
             ),
             listener_acts=_listener_acts(ask, chat, recall),
@@ -400,6 +408,20 @@ def _claimed_past(ask: LineAskParts, memory: Memory, chat: bool) -> tuple[str, .
     if chat or ask.errand_state == "asked":
         return ()
     return _WAITING_WORDS if memory.facts else _PAST_WORDS
+
+
+def _made_up_numbers(
+    speaker: Persona, memory: Memory, mentioned: str, errand: str
+) -> tuple[str, ...]:
+    """Number words a reply was not told: every other one of ``_NUMBER_WORDS``.
+
+    Asked how long she has lived in Millbrook, Old Wen, whose fact says eighty years,
+    answered "Eight years", "Eighteen years" and "Eighty years" in turn: a number the
+    prompt does not give is made up, and a wrong one reads as a villager who forgot.
+    """
+    told = " ".join((speaker.persona, mentioned, errand, *memory.facts, *memory.recent_lines))
+    given = set(words(told.lower()))
+    return tuple(number for number in _NUMBER_WORDS if number not in given)
 
 
 def _own_names(name: str) -> tuple[str, ...]:

@@ -45,6 +45,7 @@ from ai import (  # noqa: E402
 )
 from ai.events import LineFailed  # noqa: E402
 from game.config.settings import CONFIG_DIR, Settings, load_settings  # noqa: E402
+from game.dialogue.facts import fact_answer  # noqa: E402
 from game.dialogue.line_plan import (  # noqa: E402
     LineAskParts,
     LinePlanner,
@@ -169,7 +170,7 @@ class _Fallback:
     def fallback_line(self, request: LineRequest) -> str:
         # The harness's own requests carry (villager, trigger) as their snapshot.
         npc_id, trigger = typing.cast(tuple[int, Trigger], request.snapshot)
-        return self._templates.line(npc_id, trigger, "traveller")
+        return self._templates.line(npc_id, trigger, "traveller", request.prompt.player_text)
 
 
 class Harness:
@@ -186,8 +187,12 @@ class Harness:
         self.context = shared_context(list(self.personas.values()))
         self.words = load_trigger_words()
         names = {npc_id: s.name for npc_id, s in self.specs.items()}
+        # As in the game: a chat with no model line answers from the villager's own fact.
         self.templates = TemplateLines(
-            {npc_id: s.lines for npc_id, s in self.specs.items()}, names, seed=seed
+            {npc_id: s.lines for npc_id, s in self.specs.items()},
+            names,
+            seed=seed,
+            answers=lambda npc_id, question: fact_answer(question, self.specs[npc_id].facts),
         )
         self.arms = [self._arm(extra, backend, seed) for extra in overrides]
 

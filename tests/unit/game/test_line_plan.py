@@ -224,6 +224,26 @@ def test_an_errand_line_may_not_say_the_errand_is_done_while_it_is_not() -> None
     assert "ball's down" not in plan.criteria.foreign_words
 
 
+def test_a_reply_may_use_only_the_numbers_it_was_told() -> None:
+    """Old Wen has lived in Millbrook eighty years; "Eight years" and "Eighteen years"
+    were both heard for it."""
+    planner = _village_planner()
+    wen = next(i for i, s in enumerate(load_cast().npcs, start=1) if s.name == "Old Wen")
+    question = "How long have you lived in Millbrook?"
+    ask = LineAskParts(wen, Trigger.CHAT, Priority.PLAYER_CHAT, player_text=question)
+    _, plan = planner.build(ask, Memory())
+    assert judge("Eighty years, child.", plan.criteria).faults == ()
+    assert judge("Eight years, child.", plan.criteria).faults == ("foreign_word",)
+    assert judge("Eighteen years, and still here.", plan.criteria).faults == ("foreign_word",)
+    # A number the player said may come back.
+    ask = LineAskParts(wen, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Are you ninety?")
+    _, plan = planner.build(ask, Memory())
+    assert judge("Ninety? Not yet, child.", plan.criteria).faults == ()
+    # Barks are not held to it.
+    _, plan = planner.build(LineAskParts(wen, Trigger.GREET, Priority.PREDICTIVE), Memory())
+    assert "eight" not in plan.criteria.foreign_words
+
+
 def _village_planner() -> LinePlanner:
     cast = load_cast()
     personas = {
@@ -300,7 +320,9 @@ def test_a_village_bark_ends_after_its_first_full_sentence_and_checks_props_and_
     # An answer ends at its first full sentence; "hi" asks for no fact.
     assert (chat.sentence_words, chat.answer_words) == (3, ())
     assert chat.criteria.listener_acts == ()
-    assert chat.criteria.foreign_words == ()
+    # Nothing but the numbers nobody told it (below).
+    assert "eighty" in chat.criteria.foreign_words
+    assert not {"apple", "crate", "ball", "still", "again"} & set(chat.criteria.foreign_words)
 
 
 def test_a_bark_told_of_nothing_may_not_claim_a_past() -> None:

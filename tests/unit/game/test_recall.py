@@ -266,23 +266,44 @@ def test_a_continued_game_answers_from_the_memories_it_saved(
     assert ready.text in _recall_lines("child", "errand")
 
 
+def _chat_with_the_model_off(village: Session, npc: int, *texts: str) -> list[str | None]:
+    """Stand by ``npc``, open a chat, say each of ``texts``; what the villager said to each."""
+    _stand_by(village, npc)
+    assert village.world.set_talking(npc, True)
+    village.step(STAY)
+    me = village.world.player_status().id
+    said = []
+    for text in texts:
+        village.dialogue.say(village.tick, npc, me, text)
+        village.dialogue.update(village.tick)
+        said.append(village.dialogue.board.text_of(npc))
+    return said
+
+
 def test_with_the_model_off_the_template_answers_from_memory(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     village = make_village('game.dialogue.ai_mode="off"', wait=False)
     sela = npc_named(village, "Sela")
     _remember(village, sela, BUMP, "the traveller threw an apple at them")
-    _stand_by(village, sela)
-
-    assert village.world.set_talking(sela, True)
-    village.step(STAY)
-    me = village.world.player_status().id
-    village.dialogue.say(village.tick, sela, me, "Do you remember me?")
-    village.dialogue.update(village.tick)
-
-    said = village.dialogue.board.text_of(sela)
+    (said,) = _chat_with_the_model_off(village, sela, "Do you remember me?")
     options = _recall_lines("guard", "threw")
     assert said in {line.replace("{thing}", "an apple") for line in options}
+
+
+def test_a_chat_with_no_model_line_answers_from_the_villagers_own_fact(
+    make_village: Callable[..., Session],
+) -> None:
+    village = make_village('game.dialogue.ai_mode="off"', wait=False)
+    wen = npc_named(village, "Old Wen")
+    asked, small_talk = _chat_with_the_model_off(
+        village, wen, "How long have you lived in Millbrook?", "Nice weather."
+    )
+    assert asked == (
+        "I have lived in Millbrook for eighty years; I remember when the market hall was built."
+    )
+    # Small talk matches no fact: the villager's own chat lines answer it.
+    assert "eighty" not in (small_talk or "")
 
 
 # -- the check on the model's answer ------------------------------------------------------
