@@ -118,25 +118,27 @@ def load_trigger_words(name: str | Path = DEFAULT_KEYWORDS) -> TriggerWords:
     for key, value in table.items():
         if key not in {t.value for t in Trigger}:
             raise AssetError(f"{path} at keywords.{key}: unknown trigger")
-        if not isinstance(value, list) or not all(isinstance(w, str) and w for w in value):
-            raise AssetError(f"{path} at keywords.{key}: expected a list of words")
-        out[Trigger(key)] = tuple(w.lower() for w in value)
+        out[Trigger(key)] = _phrases(value, f"{path} at keywords.{key}", "words")
     claims = raw.get("errand_done_claims", {})
     if not isinstance(claims, dict):
         raise AssetError(f"{path}: errand_done_claims must be a table of errand ids")
-    done: dict[str, tuple[str, ...]] = {}
-    for errand_id, value in claims.items():
-        if not isinstance(value, list) or not all(isinstance(w, str) and w for w in value):
-            raise AssetError(
-                f"{path} at errand_done_claims.{errand_id}: expected a list of phrases"
-            )
-        done[errand_id] = tuple(w.lower() for w in value)
+    done = {
+        errand_id: _phrases(value, f"{path} at errand_done_claims.{errand_id}", "phrases")
+        for errand_id, value in claims.items()
+    }
     version = raw.get("version", 0)
     return TriggerWords(
         version if isinstance(version, int) else 0,
         MappingProxyType(out),
         MappingProxyType(done),
     )
+
+
+def _phrases(value: object, where: str, what: str) -> tuple[str, ...]:
+    """A TOML list of non-empty strings, lower-cased; AssetError naming ``where`` if not."""
+    if not isinstance(value, list) or not all(isinstance(w, str) and w for w in value):
+        raise AssetError(f"{where}: expected a list of {what}")
+    return tuple(w.lower() for w in value)
 
 
 @dataclass(frozen=True, slots=True)
