@@ -6,7 +6,8 @@ contrastive score. It never looks at the game: the game packs what it knows into
 :class:`LineCriteria` when it builds the request.
 
 A candidate with a *fault* is never shown: it copies an example line, echoes the player
-or a remembered line, names its own speaker or a villager who is not there, names a thing
+or a remembered line, names its own speaker (unless, greeting a stranger, the speaker says
+who they are: "I'm Pip!") or a villager who is not there, names a thing
 the scene does not hold (an apple when a crate flew), says the speaker did what the
 listener did ("I bumped you" after being bumped), misses what it must mention (an answer
 to "do you remember me?" that names nothing remembered), carries a speaker label, or is
@@ -43,6 +44,8 @@ _SPEAKER_DOES = (
     r"(?:\s+(?!you\b|got\b|get\b|getting\b|was\b|were\b|been\b|be\b|being\b|am\b)[a-z']+){{0,2}}"
     r"\s+(?:{verbs})[a-z]*\b"
 )
+# A speaker saying who they are, before the name or trade: "I'm", "my name's", "call me".
+_INTRODUCES = r"(?:\bI['\u2019]m|\bI am|\bname is|\bname['\u2019]s|\bcall me)\s+(?:the\s+)?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,9 @@ class LineCriteria:
     that are not in the scene. ``listener_acts`` are stems of what the listener did to
     the speaker ("bump", "throw"): the speaker must not say they did it. When
     ``must_mention`` is given, the line must use one of its words or phrases, within
-    its first ``mention_within`` words when that is above 0.
+    its first ``mention_within`` words when that is above 0. With ``introduces`` the
+    speaker may say who they are ("I'm Pip", "I'm Marta, the baker"): a greeting to a
+    traveller they have not spoken with.
     """
 
     keywords: tuple[str, ...] = ()
@@ -70,6 +75,7 @@ class LineCriteria:
     listener_acts: tuple[str, ...] = ()
     must_mention: tuple[str, ...] = ()
     mention_within: int = 0
+    introduces: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +145,20 @@ def names_in(text: str, names: Iterable[str]) -> tuple[str, ...]:
     )
 
 
+def without_introductions(text: str, names: Sequence[str]) -> str:
+    """``text`` with each place the speaker says who they are, by one of ``names`` (their
+    name or trade), taken out: "Hello! I'm Pip." keeps "Hello! ." and "I'm Marta, the
+    baker" keeps nothing of either. A name said any other way stays ("Ah, the baker!")."""
+    said = [name for name in names if name]
+    if not said:
+        return text
+    alternatives = "|".join(re.escape(name) for name in sorted(said, key=len, reverse=True))
+    pattern = (
+        rf"{_INTRODUCES}(?:{alternatives})(?!\w)(?:,?\s+(?:the|a|your)\s+(?:{alternatives})(?!\w))?"
+    )
+    return re.sub(pattern, "", text, flags=re.IGNORECASE)
+
+
 def copies(text: str, examples: Iterable[str]) -> bool:
     """True when ``text`` is an example line, or holds one of four words or more, verbatim."""
     line = normalized(text)
@@ -170,7 +190,8 @@ def faults(text: str, criteria: LineCriteria) -> tuple[str, ...]:
         found.append("copy")
     if echoes(text, (criteria.player_text, *criteria.remembered)):
         found.append("echo")
-    if names_in(text, criteria.speaker_names):
+    named = without_introductions(text, criteria.speaker_names) if criteria.introduces else text
+    if names_in(named, criteria.speaker_names):
         found.append("self_name")
     if names_in(text, criteria.absent_names):
         found.append("absent_name")

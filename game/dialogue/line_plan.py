@@ -289,6 +289,8 @@ class LinePlanner:
             # to the template.
             must_mention=recall_words(memory.facts, ask.errand) if recall else (),
             mention_within=recall_within(memory.facts) if recall else 0,
+            # Meeting the traveller for the first time, a villager may say who they are.
+            introduces=ask.trigger is Trigger.GREET and _first_meeting(memory),
         )
         openers = () if chat or self.style == "village" else self._openers(ask, speaker, memory)
         if recall:
@@ -424,6 +426,11 @@ def _made_up_numbers(
     told = " ".join((speaker.persona, mentioned, errand, *memory.facts, *memory.recent_lines))
     given = set(words(told.lower()))
     return tuple(number for number in _NUMBER_WORDS if number not in given)
+
+
+def _first_meeting(memory: Memory) -> bool:
+    """Whether the villager has said nothing yet, nor learned anything of the traveller."""
+    return not (memory.recent_lines or memory.older or memory.facts)
 
 
 def _own_names(name: str) -> tuple[str, ...]:

@@ -49,6 +49,30 @@ def test_names_are_whole_words_as_written() -> None:
     assert names_in("old wen is tired", ("Old Wen",)) == ()
 
 
+@pytest.mark.parametrize(
+    ("text", "passes"),
+    [
+        ("Good day! I'm Wen, and these old bones are glad of you.", True),
+        ("Morning. I am Old Wen.", True),
+        ("Call me Wen, child.", True),
+        ("Wen is too old for this.", False),  # speaks of himself as of someone else
+        ("Morning, Wen.", False),  # greets himself
+        ("I'm Wen. Ask Wen anything.", False),  # one name said as an introduction only
+    ],
+)
+def test_a_greeting_to_a_stranger_may_say_who_is_speaking(text: str, passes: bool) -> None:
+    stranger = replace(CRITERIA, keywords=(), introduces=True)
+    assert judge(text, stranger).passes is passes
+    assert "self_name" in judge(text, replace(stranger, introduces=False)).faults
+
+
+def test_an_introduction_takes_the_trade_after_the_name_with_it() -> None:
+    baker = LineCriteria(speaker_names=("Marta", "baker"), introduces=True)
+    assert judge("Hello, love! I'm Marta, the baker.", baker).passes
+    assert judge("I'm the baker, dear. Hungry?", baker).passes
+    assert judge("Ah, the baker!", baker).faults == ("self_name",)
+
+
 def test_copy_and_echo() -> None:
     assert copies("ow, my good arm", CRITERIA.examples)
     assert copies("Ha! There go the market crates. Again!", CRITERIA.examples)

@@ -87,6 +87,18 @@ def test_criteria_names_and_keywords(planner: LinePlanner) -> None:
     assert "Ow! My good arm!" in criteria.examples
 
 
+def test_only_a_first_greeting_may_say_who_is_speaking(planner: LinePlanner) -> None:
+    greet = LineAskParts(5, Trigger.GREET, Priority.PREDICTIVE)
+    memory = Memory()
+    _, first = planner.build(greet, memory)
+    assert judge("Hello! I'm Pip!", first.criteria).passes
+    _, hit = planner.build(LineAskParts(5, Trigger.HIT, Priority.REACTIVE), memory)
+    assert judge("Ow! I'm Pip!", hit.criteria).faults == ("self_name",)
+    memory.record_shown("Pip", "Ooh, a stranger!")
+    _, again = planner.build(greet, memory)
+    assert judge("Hello! I'm Pip!", again.criteria).faults == ("self_name",)
+
+
 def test_chat_prompt_carries_the_matching_fact(planner: LinePlanner) -> None:
     ask = LineAskParts(5, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Where is your ball?")
     prompt, _ = planner.build(ask, Memory())
