@@ -132,6 +132,10 @@ class GreetingPreparer:
         self.partings: dict[int, PreparedLine] = {}
         """Farewells written while the player is with the villager, for when they leave."""
         self.parting_outcomes: Counter[str] = Counter()
+        self.templates: Counter[str] = Counter()
+        """Greetings that had no model line in their tick, by why (:meth:`_why_none`)."""
+        self._ended: dict[int, str] = {}
+        """How each villager's last greeting request ended, until the next is asked."""
 
     def use_settings(self, rate_limit_s: float, admission: Admission | None, ahead: bool) -> None:
         """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue);
@@ -234,10 +238,24 @@ class GreetingPreparer:
         self._records.remove(record.handle)
         self._keys.pop(record.handle.id, None)
         self._worker_time.settle(record.handle.id, outcome)
-        self._outcomes_of(record.kind)[outcome] += 1
+        self._end(self._outcomes_of(record.kind), record.npc_id, outcome)
 
     def _outcomes_of(self, kind: LineKind) -> Counter[str]:
         return self.parting_outcomes if kind is LineKind.PARTING else self.outcomes
+
+    def _end(self, outcomes: Counter[str], npc_id: int, outcome: str) -> None:
+        """Count how one prepared line ended; a greeting's is kept for :meth:`_why_none`."""
+        outcomes[outcome] += 1
+        if outcomes is self.outcomes:
+            self._ended[npc_id] = outcome
+
+    def _why_none(self, npc_id: int) -> str:
+        """Why a villager greets with no model line ready: their last request was late
+        (still being written), failed, stale, cancelled or expired; or none was asked
+        since the last one was used ("unasked": shed, rate limited, or the worker had
+        no time for it; "shed" when the approach was judged not worth it)."""
+        ended = self._ended.pop(npc_id, "used")
+        return "unasked" if ended == "used" else ended
 
     def _ask_parting(self, greeting: LineAsk) -> None:
         """The villager has just greeted: write their farewell while the player stays.
@@ -295,6 +313,7 @@ class GreetingPreparer:
             request = replace(self._builder.request(ask, True), value=verdict.value)
         self._asked_tick[npc_id] = tick
         self._shed_until.pop(npc_id, None)
+        self._ended.pop(npc_id, None)
         handle = self._runtime.submit(request)
         self._records.add(LineRecord(LineKind.PREDICTION, handle, request, ask=None))
         self._keys[handle.id] = self._builder.situation_key(npc_id, Trigger.GREET)
@@ -324,11 +343,11 @@ class GreetingPreparer:
                 ):
                     del lines[npc_id]
                     self._checker.stale["topic_changed"] += 1
-                    outcomes["stale"] += 1
+                    self._end(outcomes, npc_id, "stale")
                     self._worker_time.settle(line.request_id, "rejected")
                 elif tick > line.expires_tick:
                     del lines[npc_id]
-                    outcomes["expired"] += 1
+                    self._end(outcomes, npc_id, "expired")
                     self._worker_time.settle(line.request_id, "expired")
 
     # -- use ------------------------------------------------------------------
@@ -340,9 +359,13 @@ class GreetingPreparer:
         tick. A request still in flight would be late: it is cancelled and counted.
         """
         self._predictor.forget(ask.npc_id)
-        self._shed_until.pop(ask.npc_id, None)
+        shed = self._shed_until.pop(ask.npc_id, None) is not None
         self._ask_parting(ask)
-        return self._use_ready(ask, self.ready, self.outcomes, LineKind.PREDICTION)
+        if self._use_ready(ask, self.ready, self.outcomes, LineKind.PREDICTION):
+            return True
+        why = self._why_none(ask.npc_id)
+        self.templates["shed" if shed and why == "unasked" else why] += 1
+        return False
 
     def use_parting(self, ask: LineAsk) -> bool:
         """The player walks off: show the farewell written while they stayed, if it fits.
@@ -394,7 +417,7 @@ class GreetingPreparer:
         key = self._keys.pop(request_id, ())
         outcomes = self._outcomes_of(record.kind)
         if origin == "fallback":
-            outcomes["failed"] += 1
+            self._end(outcomes, record.npc_id, "failed")
             self._worker_time.settle(request_id, "failed")
             if record.ask is not None and self._checker.reject(snapshot, tick) is None:
                 live = self._checker.live(snapshot)
@@ -411,7 +434,7 @@ class GreetingPreparer:
                 lines[record.npc_id] = line
             else:  # written from what the villager no longer feels or remembers
                 self._checker.stale["topic_changed"] += 1
-                outcomes["stale"] += 1
+                self._end(outcomes, record.npc_id, "stale")
                 self._worker_time.settle(request_id, "rejected")
         else:
             line = PreparedLine(text, snapshot, 0, tier, request_id)
@@ -422,10 +445,10 @@ class GreetingPreparer:
         ``outcomes`` either way."""
         snapshot = line.snapshot
         if self._checker.reject(snapshot, tick) is not None:
-            outcomes["stale"] += 1
+            self._end(outcomes, ask.npc_id, "stale")
             self._worker_time.settle(line.request_id, "rejected")
             return False
-        outcomes["used"] += 1
+        self._end(outcomes, ask.npc_id, "used")
         self._worker_time.settle(line.request_id, "shown")
         live = self._checker.live(snapshot)
         self._emit(
@@ -451,4 +474,5 @@ class GreetingPreparer:
             raised=self.raised,
             kept=self.kept,
             farewells={k: v for k, v in sorted(self.parting_outcomes.items()) if v},
+            templates={k: v for k, v in sorted(self.templates.items()) if v},
         )

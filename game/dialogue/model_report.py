@@ -22,9 +22,15 @@ def hud_rows(
         ("predictive hit rate", f"{used}/{issued} ({100 * used / max(1, issued):.0f}%)"),
         ("worker on shown lines", f"{100 * worker.shown_share:.0f}%"),
         ("shed / late", f"{sum(worker.shed.values())} / {late}"),
+        ("template greetings", _causes(predictive.templates)),
         ("stale drops", str(stale_drops)),
         ("fallbacks", str(sum(metrics.fallbacks.values()))),
     )
+
+
+def _causes(counts: Mapping[str, int]) -> str:
+    """ "late 2, unasked 1": counts by cause, "0" when there are none."""
+    return ", ".join(f"{cause} {n}" for cause, n in counts.items()) or "0"
 
 
 def model_report(

@@ -105,6 +105,10 @@ class PredictionReport:
     """Predictions withdrawn while being written, left to finish for a later approach."""
     farewells: Mapping[str, int] = field(default_factory=dict)
     """Farewells written as the villager greeted: issued, and how they ended."""
+    templates: Mapping[str, int] = field(default_factory=dict)
+    """Greetings shown as a template line, by why no model line was ready: the request
+    was late, failed or stale (cancelled, expired), the approach was shed, or none was
+    asked ("unasked")."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,7 @@ def test_a_greeting_with_no_line_ready_is_a_template_in_the_same_tick(
     # Her prepared greeting was still being written: it is stopped and counted late.
     assert source.greetings.outcomes["late"] == 1
     assert source.worker().late == {"greet": 1}
+    assert source.greetings.report().templates == {"late": 1}
     wait_for(lambda: bool(backend.stopped), "the late greeting to stop")
     backend.release()
     walk(village, STAY, 30, backend=backend)
