@@ -84,7 +84,7 @@ class Admission:
         cost = self.cost.cost_s()
         moment = Moment(self.wait_s(), window_s, eta_s, ttl_s, heading, cost)
         chance = chance_shown(trigger, self.sight(npc_id), moment)
-        return Verdict(chance, value(trigger, chance, cost))
+        return Verdict(chance, value(trigger, chance, cost, eta_s))
 
     def admit(self, request: LineRequest, trigger: Trigger, to_player: bool) -> LineRequest | None:
         """``request`` with its value, or None when its line is unlikely to be seen in its

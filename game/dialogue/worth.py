@@ -139,6 +139,26 @@ class CostModel:
             self.line_s = (1.0 - a) * self.line_s + a * seconds
 
 
-def value(trigger: Trigger, chance: float, cost_s: float) -> float:
-    """The worth of a line per worker second."""
-    return WEIGHTS[trigger] * chance / max(0.01, cost_s)
+def value(trigger: Trigger, chance: float, cost_s: float, eta_s: float | None = None) -> float:
+    """The worth of a line per worker second; for a prediction (``eta_s``), by its
+    :func:`urgency` too."""
+    worth = WEIGHTS[trigger] * chance / max(0.01, cost_s)
+    return worth if eta_s is None else worth * urgency(eta_s)
+
+
+_SOONEST_S = 0.25
+"""Below this, every prediction counts as needed now."""
+
+
+def urgency(eta_s: float) -> float:
+    """How much sooner a predicted line is needed: the value of a prediction is divided
+    by the seconds until the player arrives, so the greetings the player will reach
+    first are written first (earliest deadline first).
+
+    By value alone, the villager walking up to greet in under a second came after one
+    three seconds away: the near one was judged likely late and its chance halved, so
+    it was late, while both could have been on time in the other order. Writing the
+    nearest first risks little: a greeting still being written when its villager
+    greets is stopped at that moment, so the worker loses at most the time until then.
+    """
+    return 1.0 / max(_SOONEST_S, eta_s)

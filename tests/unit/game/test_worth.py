@@ -11,6 +11,7 @@ from game.dialogue.worth import (
     Moment,
     Sight,
     chance_shown,
+    urgency,
     value,
 )
 from game.sim.events import Trigger
@@ -77,3 +78,17 @@ def test_a_prediction_that_may_not_be_ready_in_time_comes_after_those_that_will(
     in_time = chance_shown(Trigger.GREET, ON, Moment(0.5, 4.0, eta_s=3.0, ttl_s=5.0, cost_s=1.2))
     late = chance_shown(Trigger.GREET, ON, Moment(2.5, 4.0, eta_s=3.0, ttl_s=5.0, cost_s=1.2))
     assert in_time > late > SHED_BELOW
+
+
+def test_the_greeting_needed_first_is_written_first() -> None:
+    """A new game: Marta walks up to greet in 0.8 s, Odo is 3 s away, an ambient line is
+    running and the first lines are assumed to take 1.2 s. Marta's may be late (her
+    chance is halved), yet it goes first: in the other order it is late for certain."""
+    wait, cost = 0.6, 1.2
+    near = Moment(wait, 4.0, eta_s=0.8, ttl_s=40.0, cost_s=cost)
+    far = Moment(wait, 4.0, eta_s=3.0, ttl_s=40.0, cost_s=cost)
+    marta, odo = (chance_shown(Trigger.GREET, ON, m) for m in (near, far))
+    assert marta < odo  # hers may not be ready in time
+    assert value(Trigger.GREET, marta, cost, 0.8) > value(Trigger.GREET, odo, cost, 3.0)
+    assert value(Trigger.GREET, marta, cost) < value(Trigger.GREET, odo, cost)  # by worth alone
+    assert urgency(0.0) == urgency(0.1)  # "now" has a floor
