@@ -131,13 +131,16 @@ class CandidateDraw:
             if k and (shown or not self._room_for_another(ticket, plan, slowest, passed)):
                 break
             prompt = base_prompt
+            drawn_with = params
+            if k and not passed and plan.redraw_temperature is not None:
+                drawn_with = replace(params, temperature=plan.redraw_temperature)
             if plan.openers:
                 prompt = replace(prompt, opener=plan.openers[k % len(plan.openers)])
             begun = clock()
             # A draw for a better line gives way the moment other work arrives.
             yields = self._yields(ticket) if passed else ticket.should_stop
             gate = self._screen.gate(request.stream)
-            raw, count, first = self._generate(ticket, prompt, params, yields, gate, plan)
+            raw, count, first = self._generate(ticket, prompt, drawn_with, yields, gate, plan)
             shown = request.stream and bool(gate.shown)
             if ticket.cancel_reason is not None:
                 return None

@@ -65,7 +65,9 @@ class CandidatePlan:
     first good one, on topic and not made less likely by the situation ("first_good"),
     or never ("best": all that time allows); the best one drawn is kept. ``contrast``
     asks the backend for its contrastive score of each candidate; ``temperature``, when
-    set, replaces the configured one for these candidates. ``sentence_words``, when
+    set, replaces the configured one for these candidates, and ``redraw_temperature``
+    for a draw after one that failed its checks (sampled as cool, a small model often
+    writes the same failing line again). ``sentence_words``, when
     above 0, ends each candidate at the first sentence end that closes at least that
     many words, instead of the hygiene's sentence limit; with ``answer_words`` too, at the
     first such end by which the line has used one of them (an answer that has given the
@@ -84,6 +86,7 @@ class CandidatePlan:
     temperature: float | None = None
     sentence_words: int = 0
     answer_words: tuple[str, ...] = ()
+    redraw_temperature: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ attitude, errand or memories changed, is dropped. Every outcome is counted.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -37,6 +38,8 @@ from game.sim.events import Trigger
 from game.sim.status import Motion
 from game.sim.ticks import ticks
 from game.sim.world import World
+
+logger = logging.getLogger(__name__)
 
 Emit = Callable[[LineEvent], None]
 
@@ -403,6 +406,14 @@ class GreetingPreparer:
             return self._show(ask, prepared, ask.tick, outcomes)
         record = self._records.prediction_for(ask.npc_id, kind)
         if record is not None:
+            logger.debug(
+                "%s for npc %d late: asked at tick %d, %s at tick %d",
+                kind.value,
+                ask.npc_id,
+                record.snapshot.tick,
+                "running" if self._worker_time.running(record.handle.id) else "queued",
+                ask.tick,
+            )
             self._withdraw(record, "late")
         return False
 

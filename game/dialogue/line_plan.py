@@ -57,6 +57,9 @@ _REACTION_DRAWS = 3
 # cooler than the base model's (its first guess is already in the villager's voice).
 _VILLAGE_DRAWS = 2
 _VILLAGE_TEMPERATURE = 0.4
+# ... and the second hotter: at 0.4 it was the first line again, word for word, in four
+# of seven greetings that failed both draws ("Good day, citizen." twice, an echo twice).
+_VILLAGE_REDRAW_TEMPERATURE = 0.8
 # Its bark ends at the first sentence that closes this many words: "Ow!" goes on,
 # "Oof, a ball." is a line. Read in village runs, the second sentence is where it wanders.
 VILLAGE_SENTENCE_WORDS = 3
@@ -329,6 +332,7 @@ class LinePlanner:
                 budget,
                 _VILLAGE_TEMPERATURE,
                 0 if chat else VILLAGE_SENTENCE_WORDS,
+                redraw_temperature=_VILLAGE_REDRAW_TEMPERATURE,
             )
         if ask.priority is Priority.REACTIVE or ask.trigger is Trigger.FAREWELL:
             count = min(self._count, _REACTION_DRAWS)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
@@ -11,6 +11,7 @@ from ai import (
     AiRuntime,
     CandidatePlan,
     FallbackUsed,
+    GenerationParams,
     LineCompleted,
     LineCriteria,
     LineFailed,
@@ -19,6 +20,7 @@ from ai import (
     ScriptedBackend,
     TokenStreamed,
 )
+from ai.backend import StopCheck
 from ai.hygiene import end_after, sentence_end
 from ai.prompt import build_completion_prompt
 from ai.requests import Exchange
@@ -204,6 +206,29 @@ def test_no_passing_candidate_falls_back(make_runtime: Callable[..., AiRuntime])
     assert failed.reason == "rejected"
     assert len(failed.candidates) == 2
     assert len(log.of(FallbackUsed)) == 1
+
+
+def test_a_draw_after_a_failed_one_is_sampled_at_the_redraw_temperature(
+    make_runtime: Callable[..., AiRuntime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    temperatures: list[float] = []
+    generate = ScriptedBackend.generate
+
+    def recording(
+        self: ScriptedBackend, prompt: PromptSpec, params: GenerationParams, stop: StopCheck
+    ) -> Iterator[str]:
+        temperatures.append(params.temperature)
+        return generate(self, prompt, params, stop)
+
+    monkeypatch.setattr(ScriptedBackend, "generate", recording)
+    # The first candidate names an absent villager, the second passes: two draws.
+    plan = _plan(temperature=0.4, redraw_temperature=0.8, settle="first_pass")
+    log, _ = _run(make_runtime, plan)
+    assert log.of(LineCompleted)
+    assert temperatures == [0.4, 0.8]
+    temperatures.clear()
+    _run(make_runtime, _plan(temperature=0.4, settle="first_pass"))
+    assert temperatures == [0.4, 0.4]  # without one, every draw at the plan's
 
 
 def test_a_spent_budget_stops_the_draw_once_a_line_passes(
