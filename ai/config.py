@@ -218,18 +218,12 @@ class RuntimeConfig:
     """
 
     switch_interval_s: float = 0.001
-    worker_nice: int = 10
-    """How far below the game's the model worker threads' CPU priority is (Linux nice,
-    per thread; 0 leaves it alone): while a model swap loads a second model beside the
-    serving one, three busy threads share two cores, and the scheduler then gives the
-    game's thread its time first."""
 
     def __post_init__(self) -> None:
         _require(
             self.switch_interval_s == 0.0 or 1e-5 <= self.switch_interval_s <= 0.1,
             "runtime.switch_interval_s must be 0 (leave alone) or in 1e-5..0.1",
         )
-        _require(0 <= self.worker_nice <= 19, "runtime.worker_nice must be in 0..19")
 
 
 @dataclass(frozen=True, slots=True)

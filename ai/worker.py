@@ -10,8 +10,6 @@ Python bytecode it runs competes with the game loop for the GIL.
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import threading
 import time
 from collections import deque
@@ -56,19 +54,6 @@ _RUNAWAY_FACTOR = 4
 # The worker stops within a graph node of an abort (milliseconds) or a hash block; only
 # llama.cpp's model load itself (about 0.5 s for the default model) cannot be interrupted.
 _JOIN_WARN_S = 2.0
-
-
-def lower_priority(nice: int) -> None:
-    """Lower the calling thread's CPU priority by ``nice`` (Linux, where the nice value
-    is per thread; threads it starts inherit it). Elsewhere, or if refused, nothing."""
-    if nice <= 0 or not sys.platform.startswith("linux"):
-        return
-    tid = threading.get_native_id()
-    try:
-        now = os.getpriority(os.PRIO_PROCESS, tid)
-        os.setpriority(os.PRIO_PROCESS, tid, min(19, now + nice))
-    except OSError as exc:
-        logger.info("model worker priority left as it was: %s", exc)
 
 
 class _StopLoadingError(Exception):
@@ -178,7 +163,6 @@ class Worker:
         logger.info("AI worker stopped in %.0f ms", (time.perf_counter() - begin) * 1000.0)
 
     def _run(self) -> None:
-        lower_priority(self._config.runtime.worker_nice)
         if self._load():
             self.screen.open(self._backend)
             while (ticket := self._take()) is not None:

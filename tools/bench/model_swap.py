@@ -21,7 +21,7 @@ swap's wall time. Writes ``bench/model_swap.json`` with the machine header (the 
 average at start and end: the ratio is taken within one run, on a machine that may be
 busy).
 
-    python tools/bench/model_swap.py [--rounds 6] [--worker-nice 10] [--out bench/model_swap.json]
+    python tools/bench/model_swap.py [--rounds 6] [--out bench/model_swap.json]
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ from ai import (  # noqa: E402
     Priority,
     PromptSpec,
     Router,
-    RuntimeConfig,
     SchedulerConfig,
     SwapRefused,
     build_router,
@@ -413,14 +412,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--steady-s", type=float, default=0.0, help="0: as long as a swap arm")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "model_swap.json")
-    parser.add_argument(
-        "--worker-nice", type=int, default=RuntimeConfig().worker_nice, help="runtime.worker_nice"
-    )
     args = parser.parse_args()
     loadavg_at_start = os.getloadavg()
     on = ModelConfig(adapter=str(ADAPTER))
     models = {"off": replace(on, adapter=""), "on": on}
-    config = AiConfig(model=on, runtime=RuntimeConfig(worker_nice=args.worker_nice))
+    config = AiConfig(model=on)
     router = build_router(config, LlamaBackend(config), _Quiet())
     router.start()
     while router.load_progress().state == "loading":
@@ -482,7 +478,6 @@ def main() -> int:
             "requests": "back to back: one running, one queued; predictive budgets (4 s, 8 s)",
             "n_threads": config.model.n_threads,
             "switch_interval_s": config.runtime.switch_interval_s,
-            "worker_nice": config.runtime.worker_nice,
             "swaps_per_arm": ["adapter off", "adapter on"],
         },
         steady=steady_ticks,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +15,6 @@ from ai import (
     AiConfig,
     AiRuntime,
     FallbackUsed,
-    GenerationParams,
     HygieneConfig,
     LineCompleted,
     LineFailed,
@@ -24,7 +22,6 @@ from ai import (
     LlamaBackend,
     ModelConfig,
     Priority,
-    PromptSpec,
     RequestCancelled,
     RequestDropped,
     RequestStarted,
@@ -34,7 +31,6 @@ from ai import (
     ScriptedHang,
     TokenStreamed,
 )
-from ai.backend import StopCheck
 from tests.unit.ai.conftest import EventLog, RecordingFallback, fast_config, make_request
 
 SLOW_LINE = " ".join(f"word{i}" for i in range(40)) + "."
@@ -285,30 +281,3 @@ def test_switch_interval_applied_while_running_and_restored(fallback: RecordingF
     finally:
         runtime.shutdown()
     assert sys.getswitchinterval() == before
-
-
-def _nice() -> int:
-    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a per-thread nice is Linux's")
-def test_the_worker_runs_below_the_games_cpu_priority(
-    make_runtime: Callable[..., AiRuntime],
-) -> None:
-    game = _nice()
-    seen: list[int] = []
-
-    class Niceness(ScriptedBackend):
-        def generate(
-            self, prompt: PromptSpec, params: GenerationParams, should_stop: StopCheck
-        ) -> Iterator[str]:
-            seen.append(_nice())
-            return super().generate(prompt, params, should_stop)
-
-    config = replace(fast_config(), runtime=RuntimeConfig(switch_interval_s=0.0, worker_nice=5))
-    runtime = make_runtime(config, Niceness(config.scripted))
-    log = EventLog(runtime)
-    runtime.submit(make_request("nice"))
-    log.until(lambda: bool(log.of(LineCompleted)))
-    assert seen == [min(19, game + 5)]
-    assert _nice() == game  # the game's own thread keeps its priority
