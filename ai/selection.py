@@ -159,6 +159,13 @@ def without_introductions(text: str, names: Sequence[str]) -> str:
     return re.sub(pattern, "", text, flags=re.IGNORECASE)
 
 
+def names_self(text: str, criteria: LineCriteria) -> bool:
+    """Whether ``text`` names its own speaker, other than in an introduction ``criteria``
+    allows."""
+    named = without_introductions(text, criteria.speaker_names) if criteria.introduces else text
+    return bool(names_in(named, criteria.speaker_names))
+
+
 def copies(text: str, examples: Iterable[str]) -> bool:
     """True when ``text`` is an example line, or holds one of four words or more, verbatim."""
     line = normalized(text)
@@ -190,8 +197,7 @@ def faults(text: str, criteria: LineCriteria) -> tuple[str, ...]:
         found.append("copy")
     if echoes(text, (criteria.player_text, *criteria.remembered)):
         found.append("echo")
-    named = without_introductions(text, criteria.speaker_names) if criteria.introduces else text
-    if names_in(named, criteria.speaker_names):
+    if names_self(text, criteria):
         found.append("self_name")
     if names_in(text, criteria.absent_names):
         found.append("absent_name")

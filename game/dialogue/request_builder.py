@@ -15,6 +15,7 @@ from game.dialogue.memory import Memories, Memory
 from game.dialogue.persona_prompt import Persona, PromptStyle
 from game.dialogue.validation import LineSnapshot, RefSnapshot
 from game.sim.attitude import attitude_word
+from game.sim.errands import Errand
 from game.sim.events import Trigger
 from game.sim.world import World
 
@@ -158,18 +159,20 @@ class RequestBuilder:
         persona = self.personas.get(listener_id)
         return "a neighbour" if persona is None else persona.label
 
+    def _errand_of(self, giver_id: int) -> Errand | None:
+        """The villager's own errand, if they give one."""
+        return next((e for e in self.world.errands.errands if e.giver_id == giver_id), None)
+
     def _errand_state(self, giver_id: int) -> str:
         """Where the villager's own errand stands: "done", "asked" once under way, or ""."""
-        for errand in self.world.errands.errands:
-            if errand.giver_id == giver_id:
-                return "done" if errand.done else "asked" if errand.progress > 0 else ""
-        return ""
+        errand = self._errand_of(giver_id)
+        if errand is None:
+            return ""
+        return "done" if errand.done else "asked" if errand.progress > 0 else ""
 
     def _errand_id(self, giver_id: int) -> str:
-        for errand in self.world.errands.errands:
-            if errand.giver_id == giver_id:
-                return errand.spec.id
-        return ""
+        errand = self._errand_of(giver_id)
+        return "" if errand is None else errand.spec.id
 
     def _errand_title(self, giver_id: int) -> str:
         if self._errand_titles is None:  # errands never change giver or title

@@ -22,8 +22,8 @@ from ai.selection import (
     jaccard,
     mentions,
     names_in,
+    names_self,
     normalized,
-    without_introductions,
     words,
 )
 
@@ -53,7 +53,7 @@ def line_flags(
         "mentions_after_opener": (
             mentions(after, criteria.keywords) if criteria.keywords else None
         ),
-        "self_name": bool(names_in(_named(text, criteria), criteria.speaker_names)),
+        "self_name": names_self(text, criteria),
         "absent_name": bool(names_in(text, criteria.absent_names)),
         "copy": copies(text, criteria.examples),
         "echo": echoes(text, (criteria.player_text, *criteria.remembered)),
@@ -63,13 +63,6 @@ def line_flags(
         "empty": count == 0,
         "words": count,
     }
-
-
-def _named(text: str, criteria: LineCriteria) -> str:
-    """The text the self-name check reads: a first greeting's introduction is not one."""
-    if criteria.introduces:
-        return without_introductions(text, criteria.speaker_names)
-    return text
 
 
 def _rate(records: Sequence[dict[str, Any]], flag: str) -> float | None:
