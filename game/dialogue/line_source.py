@@ -119,6 +119,10 @@ class SourceStatus(Protocol):
     def load_error(self) -> str | None:
         """Why the model could not load, or None (loading, loaded, or no model at all)."""
 
+    def voices_loading(self) -> bool:
+        """Whether the model that will write the villagers' lines is still loading or
+        warming up: False once it serves, and when there is none or it failed to load."""
+
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Rows for the HUD's statistics panel."""
 
@@ -183,6 +187,10 @@ class TemplateLineSource:
     def load_error(self) -> str | None:
         """Nothing to load, so nothing failed."""
         return None
+
+    def voices_loading(self) -> bool:
+        """Template lines are ready from the first tick."""
+        return False
 
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """No model, no statistics."""

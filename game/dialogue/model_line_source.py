@@ -455,6 +455,10 @@ class ModelLineSource:
         """The runtime's reason for not loading the model, once it has given up."""
         return self.runtime.load_progress().error
 
+    def voices_loading(self) -> bool:
+        """Until the first tick the model serves from (its warm-up done), unless it failed."""
+        return self.serving_from_tick is None and self.load_error() is None
+
     def hud_stats(self) -> tuple[tuple[str, str], ...]:
         """Queue, latency and prediction figures for the HUD."""
         stale = sum(self.checker.stale.values())

@@ -5,6 +5,10 @@ Left alone, the traveller's first greeting waited for a villager's round to pass
 ``WELCOME_RADIUS`` leaves their round to walk up and greet (``NpcBrain.welcome``); they go
 back to it once they have greeted, once the traveller has walked off, or after
 ``WELCOME_TICKS``. A continued game has no welcome: everyone is where the save left them.
+
+The welcome is the first line the player hears, so the host may hold it (``World.welcome_held``)
+while the villagers' voices load, for at most ``WELCOME_HOLD_TICKS``: the villager sets off
+once they can greet in their own words, not in a template line a moment before.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from game.sim.villager import Villager
 
 WELCOME_RADIUS = 400.0
 """How far from the traveller's spawn a villager may be and still come over to greet."""
+WELCOME_HOLD_TICKS = ticks(4.0)
+"""The longest the welcome waits for the host: a slow machine still gets one."""
 WELCOME_TICKS = ticks(20.0)
 """How long the villager keeps trying to reach a traveller who stays about but out of reach
 (up on a roof, say)."""

@@ -39,7 +39,7 @@ from game.sim.status import Motion, NpcStatus, PlayerStatus
 from game.sim.ticks import DT
 from game.sim.tuning import Tuning
 from game.sim.villager import NPC_W
-from game.sim.welcome import WELCOME_TICKS, welcomer
+from game.sim.welcome import WELCOME_HOLD_TICKS, WELCOME_TICKS, welcomer
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +125,9 @@ class World:
         self._idle = XIndex()
         self._welcome_due = True
         """A new game's first tick sends the nearest villager over to greet."""
+        self.welcome_held = False
+        """Set by the host while the villagers' voices are not ready yet: the welcome
+        waits for them, up to ``WELCOME_HOLD_TICKS``."""
         for v in self.villagers:
             v.sense()
         logger.info(
@@ -142,7 +145,7 @@ class World:
         """Advance exactly one fixed tick and return the events of that tick."""
         tick = self.tick + 1
         events, self._pending = self._pending, []
-        if self._welcome_due:
+        if self._welcome_due and not (self.welcome_held and tick <= WELCOME_HOLD_TICKS):
             self._welcome_due = False
             host = welcomer(self.villagers, self.player.body.position.x, self.talk_radius)
             if host is not None:

@@ -8,7 +8,8 @@ driver) with the adapter. From the game's own log and report it takes:
 - ``model_ready_ms``: launch to the model loaded and self-tested;
 - ``first_tick_ms``: launch to the first headless tick (after the warm-up);
 - window: ``first_frame_ms`` and the tick from which model lines are served, as seconds
-  after the first frame (the window steps 60 ticks a second from its first frame).
+  after the first frame (the window steps 60 ticks a second from its first frame); and
+  the welcome, the player's first greeting: when, and whether the model wrote it.
 
 Writes ``bench/startup.json``:
 
@@ -64,9 +65,26 @@ def headless(arm: str, workdir: Path, run: int) -> dict[str, Any]:
     return figures
 
 
-def window(run: int) -> dict[str, Any]:
-    """One window start with the adapter: first frame, and when model lines began."""
-    command = [sys.executable, "-m", "game", "--new", "--frames", "600", "--log", "INFO"]
+def _welcome(bubbles: Path) -> dict[str, Any]:
+    """The player's first greeting in a window start: when, and whose words (the model's
+    when its origin is not "template")."""
+    for line in bubbles.read_text(encoding="utf-8").splitlines():
+        bubble = json.loads(line)
+        if bubble["trigger"] == "greet" and bubble["listener"] is None:
+            return {
+                "welcome_after_first_frame_s": round(bubble["tick"] / 60.0, 2),
+                "welcome_from_model": int(bubble["origin"] != "template"),
+                "welcome_text": bubble["text"],
+            }
+    return {"welcome_from_model": 0, "welcome_text": None}
+
+
+def window(run: int, workdir: Path) -> dict[str, Any]:
+    """One window start with the adapter: first frame, when model lines began, and the
+    welcome greeting."""
+    bubbles = workdir / f"window-{run}.bubbles"
+    command = [sys.executable, "-m", "game", "--new", "--frames", "600", "--log", "INFO",
+               "--bubble-log", str(bubbles)]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True,
                           check=False)  # fmt: skip
     if done.returncode != 0:
@@ -79,6 +97,7 @@ def window(run: int) -> dict[str, Any]:
         "model_lines_after_first_frame_s": (
             round(int(serving.group(1)) / 60.0, 2) if serving else None
         ),
+        **_welcome(bubbles),
     }
     if serving is None:
         # A start that never served a model line keeps its log, to say why.
@@ -106,7 +125,7 @@ def main() -> None:
         for i in range(args.rounds):
             for arm in HEADLESS:
                 runs[arm].append(headless(arm, Path(tmp), i))
-            runs["window"].append(window(i))
+            runs["window"].append(window(i, Path(tmp)))
             print(f"round {i + 1}: " + ", ".join(f"{a} {r[-1]}" for a, r in runs.items()))
     result = {
         "version": 2,
