@@ -13,7 +13,7 @@ from ai import GenerationParams, Priority, PromptSpec
 from ai.backend import StopCheck
 from game.core.session import Session
 from game.dialogue.line_source import LineAsk
-from game.dialogue.records import LineRecord
+from game.dialogue.records import LineKind, LineRecord
 from game.sim.events import Trigger
 from tests.unit.game.conftest import (
     LEFT,
@@ -277,3 +277,44 @@ def test_a_farewell_written_while_the_player_stays_is_said_as_they_walk_off(
     said = [(t, r) for t, r in tap.ready(marta) if r.ask.trigger is Trigger.FAREWELL]
     assert [(r.origin, t) for t, r in said] == [("prepared", ask.tick)]
     assert source.greetings.report().farewells["used"] == 1
+
+
+def test_a_greeting_is_written_ahead_behind_the_line_being_written_one_at_a_time(
+    make_village: Callable[..., Session],
+) -> None:
+    backend = StartOrder()
+    village = make_village("game.dialogue.greet_ahead=false", backend=backend)
+    backend.hold(lambda prompt: True)
+    source = source_of(village)
+    runtime = source.runtime
+    greetings = source.greetings
+    marta = npc_named(village, "Marta")
+
+    def writing_hers() -> bool:
+        return source.records.prediction_for(marta) is not None and backend.stuck
+
+    walk(village, LEFT, 300, backend=backend, until=writing_hers)
+    assert (runtime.in_flight, runtime.queue_depth) == (1, 0)
+    started = len(backend.started)
+
+    def aheads() -> list[LineRecord]:
+        return [
+            r
+            for r in source.records.of_kind(LineKind.PREDICTION)
+            if r.request.priority is Priority.AMBIENT
+        ]
+
+    greetings.ahead_enabled = True
+    walk(village, STAY, 60, backend=backend, until=lambda: bool(aheads()))
+    (ahead,) = aheads()  # queued while Marta's greeting is being written
+    assert ahead.npc_id != marta
+    assert runtime.queue_depth == 1
+    assert len(backend.started) == started
+    walk(village, STAY, 60, backend=backend)
+    assert len(list(source.records.of_kind(LineKind.PREDICTION))) == 2  # one at a time
+
+    backend.release()
+    walk(village, STAY, 300, backend=backend, until=lambda: ahead.npc_id in greetings.ready)
+    status = village.world.npc(ahead.npc_id)
+    assert status is not None
+    assert backend.started[started] == status.name.split()[0]
