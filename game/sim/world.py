@@ -291,9 +291,10 @@ class World:
         v = self._villager_by_id.get(npc_id)
         return v.spec if v is not None else None
 
-    def greeter_motions(self) -> list[Motion]:
-        """Motion of every villager who would greet the player who walked up now."""
-        tick = self.tick
+    def greeter_motions(self, within_ticks: int = 0) -> list[Motion]:
+        """Motion of every villager who would greet the player who walked up now, or
+        ``within_ticks`` from now (their wait since the last greeting ends by then)."""
+        tick = self.tick + within_ticks
         out = []
         for v in self.villagers:
             if v.brain.would_greet(tick):

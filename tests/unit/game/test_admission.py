@@ -318,3 +318,20 @@ def test_a_greeting_is_written_ahead_behind_the_line_being_written_one_at_a_time
     status = village.world.npc(ahead.npc_id)
     assert status is not None
     assert backend.started[started] == status.name.split()[0]
+
+
+@pytest.mark.parametrize(("wait_s", "prepared"), [(2.0, True), (8.0, False)])
+def test_a_greeting_is_prepared_before_the_villagers_wait_to_greet_again_ends(
+    make_village: Callable[..., Session], wait_s: float, prepared: bool
+) -> None:
+    village = make_village()
+    source = source_of(village)
+    ends = village.tick + round(wait_s * 60)
+    for villager in village.world.villagers:
+        villager.brain._greet_ready = ends  # noqa: SLF001 - as if each had just greeted
+    assert not village.world.greeter_motions()
+
+    walk(village, STAY, 90)
+    assert bool(source.greetings.ready or list(source.records.of_kind(LineKind.PREDICTION))) is (
+        prepared
+    )
