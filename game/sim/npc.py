@@ -327,6 +327,10 @@ class NpcBrain:
                 self.engaged = True
                 self._greet_ready = tick + t.greet_cooldown
                 self._say(tick, Trigger.GREET, self.player_id, (), events)
+            elif self.welcoming and p.player_distance > t.talk_radius:
+                # Sent over to welcome the traveller while watching them from afar (the
+                # welcome waited for the host): walk up to them.
+                self._go(NpcState.ROUTINE, tick, events)
             elif p.player_distance > t.notice_radius + t.notice_slack:
                 self._notice_ready = tick + t.renotice_ticks
                 self._go(self._calm_state(tick), tick, events)

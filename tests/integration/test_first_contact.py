@@ -49,6 +49,17 @@ def test_the_errand_bot_is_greeted_within_10_s(seed: int) -> None:
     assert _first_greeting_s(world, bot, FIRST_GREETING_S) is not None
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_welcome_the_host_held_still_greets_a_player_standing_at_the_spawn(seed: int) -> None:
+    world = World(load_level(), load_cast(), seed)
+    world.welcome_held = True  # as while the model loads: villagers may notice meanwhile
+    for _ in range(HZ):
+        world.step(STILL)
+    assert not any(v.brain.welcoming for v in world.villagers)
+    world.welcome_held = False
+    assert _first_greeting_s(world, None, FIRST_GREETING_S) is not None
+
+
 def test_a_continued_game_sends_nobody_over_and_leaves_the_player_where_they_were() -> None:
     level, cast = load_level(), load_cast()
     fresh = World(level, cast, 1)
