@@ -45,7 +45,15 @@ _SPEAKER_DOES = (
     r"\s+(?:{verbs})[a-z]*\b"
 )
 # A speaker saying who they are, before the name or trade: "I'm", "my name's", "call me".
-_INTRODUCES = r"(?:\bI['\u2019]m|\bI am|\bname is|\bname['\u2019]s|\bcall me)\s+(?:the\s+)?"
+_INTRODUCES = r"(?:\bI['\u2019]m|\bI am|\bname is|\bname['\u2019]s|\bcall me)\s+(?:(?:the|an?)\s+)?"
+# A place or thing of the speaker's trade ("the guard's post", "the baker's bench"): said
+# by that villager it is where they stand, not a name taken for someone else's. Not "the
+# baker's here", which is "the baker is", of herself.
+_TRADE_OWNS = (
+    r"\bthe\s+(?:{names})['\u2019]s\s+"
+    r"(?!(?:here|there|not|gone|back|coming|going|been|got|in|out|at|on|off|up|a|an|the|"
+    r"just|always|never|still|very|so|too|busy|open|closed|away|home)\b)(?=[a-z])"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +169,13 @@ def without_introductions(text: str, names: Sequence[str]) -> str:
 
 def names_self(text: str, criteria: LineCriteria) -> bool:
     """Whether ``text`` names its own speaker, other than in an introduction ``criteria``
-    allows."""
-    named = without_introductions(text, criteria.speaker_names) if criteria.introduces else text
+    allows or as the owner of a place of their trade ("Welcome to the guard's post")."""
+    names = [name for name in criteria.speaker_names if name]
+    if not names:
+        return False
+    named = without_introductions(text, names) if criteria.introduces else text
+    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    named = re.sub(_TRADE_OWNS.format(names=alternatives), "", named, flags=re.IGNORECASE)
     return bool(names_in(named, criteria.speaker_names))
 
 

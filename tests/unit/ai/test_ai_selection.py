@@ -73,6 +73,26 @@ def test_an_introduction_takes_the_trade_after_the_name_with_it() -> None:
     assert judge("Hello, love! I'm Marta, the baker.", baker).passes
     assert judge("I'm the baker, dear. Hungry?", baker).passes
     assert judge("Ah, the baker!", baker).faults == ("self_name",)
+    farmer = LineCriteria(speaker_names=("Odo", "farmer"), introduces=True)
+    assert judge("Hello, friend. I'm a farmer, friend.", farmer).passes
+    assert judge("I'm a farmer.", replace(farmer, introduces=False)).faults == ("self_name",)
+
+
+@pytest.mark.parametrize(
+    ("text", "passes"),
+    [
+        ("Welcome to the guard's post, citizen.", True),
+        ("Mind the guard\u2019s bench.", True),
+        ("Welcome to Sela's watch, citizen.", False),  # her own name, as of someone else
+        ("The guard is watching you.", False),
+        ("Ask the guard.", False),
+        ("Ah, the guard's here.", False),  # "the guard is", of herself
+        ("The guard's not in.", False),
+    ],
+)
+def test_a_place_of_the_speakers_trade_is_not_their_name(text: str, passes: bool) -> None:
+    guard = LineCriteria(speaker_names=("Sela", "guard"))
+    assert judge(text, guard).passes is passes
 
 
 def test_copy_and_echo() -> None:
