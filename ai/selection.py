@@ -157,10 +157,9 @@ def without_introductions(text: str, names: Sequence[str]) -> str:
     """``text`` with each place the speaker says who they are, by one of ``names`` (their
     name or trade), taken out: "Hello! I'm Pip." keeps "Hello! ." and "I'm Marta, the
     baker" keeps nothing of either. A name said any other way stays ("Ah, the baker!")."""
-    said = [name for name in names if name]
-    if not said:
+    alternatives = _any_of(names)
+    if not alternatives:
         return text
-    alternatives = "|".join(re.escape(name) for name in sorted(said, key=len, reverse=True))
     pattern = (
         rf"{_INTRODUCES}(?:{alternatives})(?!\w)(?:,?\s+(?:the|a|your)\s+(?:{alternatives})(?!\w))?"
     )
@@ -170,13 +169,19 @@ def without_introductions(text: str, names: Sequence[str]) -> str:
 def names_self(text: str, criteria: LineCriteria) -> bool:
     """Whether ``text`` names its own speaker, other than in an introduction ``criteria``
     allows or as the owner of a place of their trade ("Welcome to the guard's post")."""
-    names = [name for name in criteria.speaker_names if name]
-    if not names:
+    names = criteria.speaker_names
+    alternatives = _any_of(names)
+    if not alternatives:
         return False
     named = without_introductions(text, names) if criteria.introduces else text
-    alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
     named = re.sub(_TRADE_OWNS.format(names=alternatives), "", named, flags=re.IGNORECASE)
-    return bool(names_in(named, criteria.speaker_names))
+    return bool(names_in(named, names))
+
+
+def _any_of(names: Sequence[str]) -> str:
+    """A regex alternation of the non-empty ``names``, longest first ("" when none)."""
+    said = sorted((name for name in names if name), key=len, reverse=True)
+    return "|".join(re.escape(name) for name in said)
 
 
 def copies(text: str, examples: Iterable[str]) -> bool:

@@ -69,7 +69,8 @@ class Session:
     def step(self, intent: PlayerIntent) -> None:
         """Simulate one tick: physics and villagers, then speech."""
         start = self._clock()
-        self.world.welcome_held = self.ai.voices_loading()
+        if self.world.welcome_pending:
+            self.world.welcome_held = self.ai.voices_loading()
         events = self.last_events = self.world.step(intent)
         tick = self.world.tick
         self.dialogue.handle_events(tick, events)

@@ -160,7 +160,8 @@ class GreetingPreparer:
         world = self._world
         player = world.player_status()
         me = Motion(player.id, player.x, player.y, player.vx, player.vy)
-        for change in self._predictor.update(me, world.greeter_motions(_GREET_LEAD_TICKS)):
+        greeters = world.greeter_motions(_GREET_LEAD_TICKS)
+        for change in self._predictor.update(me, greeters):
             self._shed_until.pop(change.npc_id, None)
             record = None if change.started else self._records.prediction_for(change.npc_id)
             if record is None:
@@ -175,7 +176,7 @@ class GreetingPreparer:
             else:
                 self._raise_ahead(npc_id, eta_s)
         if self.ahead_enabled and self._admission is not None and self._room_ahead():
-            self._ask_ahead(tick, me)
+            self._ask_ahead(tick, me, greeters)
 
     def _aheads(self) -> list[LineRecord]:
         """The greetings in flight that are written ahead of any approach (ambient)."""
@@ -184,6 +185,10 @@ class GreetingPreparer:
             for record in self._records.of_kind(LineKind.PREDICTION)
             if record.request.priority is Priority.AMBIENT
         ]
+
+    def _queued_aheads(self) -> int:
+        """How many greetings written ahead wait for the worker (not yet started)."""
+        return sum(1 for r in self._aheads() if not self._worker_time.running(r.handle.id))
 
     def _room_ahead(self) -> bool:
         """Whether a greeting may be written ahead now: nothing waits for the worker and
@@ -239,7 +244,7 @@ class GreetingPreparer:
             )
             self.raised += 1
 
-    def _ask_ahead(self, tick: int, me: Motion) -> None:
+    def _ask_ahead(self, tick: int, me: Motion, greeters: list[Motion]) -> None:
         """Write the greeting of the villager in view the player will likely reach first,
         among those who have none: the nearest in view, counting one ahead of the
         player's walk as half as far as one behind."""
@@ -247,7 +252,7 @@ class GreetingPreparer:
         heading = 1.0 if me.vx > _WALKING else -1.0 if me.vx < -_WALKING else 0.0
         nearest = sorted(
             (_reach(motion.x - me.x, heading), motion.id)
-            for motion in self._world.greeter_motions(_GREET_LEAD_TICKS)
+            for motion in greeters
             if self._may_ask(tick, motion.id)
         )
         for _, npc_id in nearest:
@@ -291,11 +296,10 @@ class GreetingPreparer:
         were, in the errand bot's village)."""
         npc_id = greeting.npc_id
         admission = self._admission
-        queued_ahead = sum(1 for r in self._aheads() if not self._worker_time.running(r.handle.id))
         if (
             admission is None
             or not self.ahead_enabled
-            or self._runtime.queue_depth > queued_ahead
+            or self._runtime.queue_depth > self._queued_aheads()
             or npc_id in self.partings
             or self._records.prediction_for(npc_id, LineKind.PARTING) is not None
         ):

@@ -432,6 +432,11 @@ class World:
         v = self._villager_by_id.get(npc_id)
         return v.carrying.id if v is not None and v.carrying is not None else None
 
+    @property
+    def welcome_pending(self) -> bool:
+        """Whether a new game's welcome has yet to be sent (it may be held meanwhile)."""
+        return self._welcome_due
+
     def skip_welcome(self) -> None:
         """A continued game: nobody comes over to greet on the first tick."""
         self._welcome_due = False
