@@ -226,6 +226,7 @@ class ModelLineSource:
                 logger.info("model lines from tick %d", tick)
             if self._pacing.predicts and tick % _PREDICT_EVERY == 0:
                 self.greetings.predict(tick)
+                self._withdraw_lost(tick)
         self.greetings.drop_outdated(tick)
         self._voices.clear()
         for event in self.runtime.poll():
@@ -236,6 +237,25 @@ class ModelLineSource:
         out = self._out[:]
         self._out.clear()
         return out
+
+    def _withdraw_lost(self, tick: int) -> None:
+        """Stop writing reactions and chatter the world has already moved past.
+
+        A villager who has walked on from the idle moment their chatter was asked in
+        would have it dropped on arrival: stopped now, the worker's time goes to a line
+        that can still be seen. Chat is never withdrawn here (its stream has rules of
+        its own).
+        """
+        for record in self.records.of_kind(LineKind.REACTION):
+            reason = self.checker.lost(record.snapshot, tick)
+            if reason is None:
+                continue
+            logger.debug(
+                "withdrew %s line for npc %d: %s", record.snapshot.trigger, record.npc_id, reason
+            )
+            self.runtime.cancel(record.handle)
+            self.records.remove(record.handle)
+            self.worker_time.settle(record.handle.id, "cancelled")
 
     def close(self) -> None:
         """Stop the worker."""

@@ -196,6 +196,22 @@ def validate(snap: LineSnapshot, world: LiveWorld, tick: int, limits: Limits) ->
     return None
 
 
+#: Reasons no later tick can undo: the world only moves on from them.
+_LASTING = frozenset({"speaker_gone", "listener_gone", "ref_gone", "topic_changed", "too_old"})
+
+
+def lasting(reason: str, snap: LineSnapshot) -> bool:
+    """Whether a line refused for ``reason`` would be refused at every later tick too.
+
+    Time, disruptions and epochs only grow. A reaction's line may still be said once
+    its villager is back to their day, so its changed epoch is not final; any other
+    line's is.
+    """
+    if reason == "epoch_changed":
+        return not snap.predictive and snap.trigger not in REACTIONS
+    return reason in _LASTING
+
+
 def live_facts(world: LiveWorld, snapshot: LineSnapshot, limits: Limits) -> dict[str, object]:
     """The raw facts a check reads at the tick a line appears, for the bubble log."""
     npc = world.npc(snapshot.npc_id)
@@ -248,6 +264,17 @@ class Checker:
         reason = validate(snapshot, self._world, tick, self.limits(snapshot))
         if reason is not None:
             self.stale[reason] += 1
+        return reason
+
+    def lost(self, snapshot: LineSnapshot, tick: int) -> str | None:
+        """Why a line still being written could never be shown, or None if it might.
+
+        Counted as a stale drop, as :meth:`reject` would count it on arrival.
+        """
+        reason = validate(snapshot, self._world, tick, self.limits(snapshot))
+        if reason is None or not lasting(reason, snapshot):
+            return None
+        self.stale[reason] += 1
         return reason
 
     def live(self, snapshot: LineSnapshot) -> dict[str, object] | None:

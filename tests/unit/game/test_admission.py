@@ -13,6 +13,7 @@ from ai import GenerationParams, Priority, PromptSpec
 from ai.backend import StopCheck
 from game.core.session import Session
 from game.dialogue.line_source import LineAsk
+from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.records import LineKind, LineRecord
 from game.sim.events import Trigger
 from tests.unit.game.conftest import (
@@ -44,16 +45,22 @@ class StartOrder(GatedBackend):
         return super().generate(prompt, params, should_stop)
 
 
-def test_a_greeting_with_no_line_ready_is_a_template_in_the_same_tick(
+def holding_marta(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> tuple[Session, GatedBackend, ModelLineSource, Tap, int]:
+    """A village with no greeting written ahead, whose backend holds every line of Marta's."""
     backend = GatedBackend()
-    # Only the greeting prepared for the approach: none is written ahead of it.
     village = make_village("game.dialogue.greet_ahead=false", backend=backend)
     backend.hold(lambda prompt: prompt.speaker.startswith("Marta"))
     source = source_of(village)
-    tap = Tap(source, monkeypatch)
-    marta = npc_named(village, "Marta")
+    return village, backend, source, Tap(source, monkeypatch), npc_named(village, "Marta")
+
+
+def test_a_greeting_with_no_line_ready_is_a_template_in_the_same_tick(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only the greeting prepared for the approach: none is written ahead of it.
+    village, backend, source, tap, marta = holding_marta(make_village, monkeypatch)
 
     walk(village, LEFT, 300, backend=backend, until=lambda: tap.asked(marta, Trigger.GREET))
 
@@ -335,3 +342,23 @@ def test_a_greeting_is_prepared_before_the_villagers_wait_to_greet_again_ends(
     assert bool(source.greetings.ready or list(source.records.of_kind(LineKind.PREDICTION))) is (
         prepared
     )
+
+
+def test_chatter_the_villager_has_moved_past_is_stopped_before_it_is_written(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    village, backend, source, tap, marta = holding_marta(make_village, monkeypatch)
+
+    walk(village, STAY, 10)
+    village.dialogue.ask(LineAsk(village.tick, marta, Trigger.AMBIENT, None))
+    village.dialogue.update(village.tick)
+    settle(village, backend)
+    assert backend.stuck  # the chatter is being written
+    assert village.world.set_talking(marta, True)  # and the villager's moment passes
+
+    walk(village, STAY, 10, backend=backend, until=lambda: bool(backend.stopped))
+
+    assert [p.speaker.split()[0] for p in backend.stopped] == ["Marta"]
+    assert dict(source.checker.stale) == {"epoch_changed": 1}
+    assert source.worker_time.seconds["shown"] == 0.0
+    assert not [r for _, r in tap.ready(marta) if r.ask.trigger is Trigger.AMBIENT]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from game.dialogue.validation import Limits, LineSnapshot, RefSnapshot, validate
+from game.dialogue.validation import Limits, LineSnapshot, RefSnapshot, lasting, validate
 from game.sim.events import Trigger
 
 SPEAKER, PLAYER, CRATE = 1, 0, 50
@@ -149,3 +149,15 @@ def test_verdict_matches_the_rules(age: int, ttl: int, distance: float, epoch_de
     verdict = validate(SNAP, world, SNAP.tick + age, limits)
     fits = epoch_delta == 0 and distance <= 160.0 and age <= ttl
     assert (verdict is None) == fits
+
+
+def test_only_reasons_no_later_tick_can_undo_are_lasting() -> None:
+    hit = replace(SNAP, trigger=Trigger.HIT)
+    ambient = replace(SNAP, trigger=Trigger.AMBIENT)
+    assert lasting("epoch_changed", ambient)
+    assert not lasting("epoch_changed", hit)  # said once the villager is back to their day
+    assert not lasting("epoch_changed", replace(ambient, predictive=True))
+    for reason in ("too_old", "speaker_gone", "topic_changed", "ref_gone"):
+        assert lasting(reason, hit)
+    for reason in ("out_of_range", "speaker_busy", "speaker_unconscious", "ref_moved"):
+        assert not lasting(reason, ambient)
