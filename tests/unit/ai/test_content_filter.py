@@ -33,6 +33,9 @@ HOLDOUT = ROOT / "tools" / "eval" / "data" / "content_holdout.jsonl"
 # Written the same way before the second round of patterns, which were drawn from the
 # misses of the two sets above; its lines were not read while they were written.
 HOLDOUT2 = ROOT / "tools" / "eval" / "data" / "content_holdout2.jsonl"
+# Written by another hand that saw none of the filter's data, before the fifth batch of
+# exemplars; the filter's figures are quoted on it.
+HOLDOUT3 = ROOT / "tools" / "eval" / "data" / "content_holdout3.jsonl"
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -206,12 +209,13 @@ def test_the_evaluation_set_and_the_exemplars_share_no_line(
 def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
     evaluation: list[Any], exemplars: list[Any]
 ) -> None:
-    first, second = load_labelled(HOLDOUT), load_labelled(HOLDOUT2)
-    for holdout, others in ((first, second), (second, first)):
+    sets = [load_labelled(path) for path in (HOLDOUT, HOLDOUT2, HOLDOUT3)]
+    for index, holdout in enumerate(sets):
         keys = {key(line.text) for line in holdout}
         assert keys.isdisjoint(key(line.text) for line in exemplars)
         assert keys.isdisjoint(key(line.text) for line in evaluation)
-        assert keys.isdisjoint(key(line.text) for line in others)
+        for other in sets[:index] + sets[index + 1 :]:
+            assert keys.isdisjoint(key(line.text) for line in other)
         assert len(holdout) >= 200
         assert {line.kind for line in holdout} == (UNFIT_KINDS | FIT_KINDS) - {"corpus"}
 
@@ -385,7 +389,7 @@ def test_filter_config_refuses_a_threshold_outside_zero_to_one(threshold: float)
 
 def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
-    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.8449}
+    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.8465}
     assert FilterConfig(**data["filter"]) == AiConfig().filter
 
 
