@@ -260,7 +260,7 @@ class LinePlanner:
         recall: bool = False,
     ) -> CandidatePlan:
         chat = ask.trigger is Trigger.CHAT
-        present = {speaker.name, *words_of_names(ask.listener, self._names)}
+        present = {*_own_names(speaker.name), *words_of_names(ask.listener, self._names)}
         remembered = memory.facts if recall else ()
         mentioned = " ".join((ask.player_text, *(fact.text for fact in known), *remembered))
         absent = tuple(
@@ -438,8 +438,11 @@ def _first_meeting(memory: Memory) -> bool:
 
 
 def _own_names(name: str) -> tuple[str, ...]:
-    """A villager's name and, for "Old Wen", the short "Wen" too."""
+    """A villager's name and, for "Old Wen", the short "Wen" too; a crowd's numbered
+    "Pip 2" is Pip as well."""
     parts = name.split()
+    if len(parts) > 1 and parts[-1].isdigit():
+        return (name, *_own_names(" ".join(parts[:-1])))
     return (name, parts[-1]) if len(parts) > 1 else (name,)
 
 

@@ -18,20 +18,26 @@ from game.sim.events import Trigger
 from game.sim.level import load_level
 
 
-@pytest.fixture(scope="module")
-def planner() -> LinePlanner:
-    cast = load_cast()
-    personas = {
+def _cast_personas() -> dict[int, Persona]:
+    return {
         i: Persona(s.name, s.role, s.persona, s.lines, s.openers, s.facts)
-        for i, s in enumerate(cast.npcs, start=1)
+        for i, s in enumerate(load_cast().npcs, start=1)
     }
+
+
+def _planner_for(personas: dict[int, Persona]) -> LinePlanner:
     return LinePlanner(
         shared_context(list(personas.values())),
         personas,
         load_trigger_words(),
         GenerationConfig(candidates=3),
-        cast.facts,
+        load_cast().facts,
     )
+
+
+@pytest.fixture(scope="module")
+def planner() -> LinePlanner:
+    return _planner_for(_cast_personas())
 
 
 def test_openers_come_from_the_villagers_data_and_take_turns(planner: LinePlanner) -> None:
@@ -97,6 +103,19 @@ def test_only_a_first_greeting_may_say_who_is_speaking(planner: LinePlanner) -> 
     memory.record_shown("Pip", "Ooh, a stranger!")
     _, again = planner.build(greet, memory)
     assert judge("Hello! I'm Pip!", again.criteria).faults == ("self_name",)
+
+
+def test_a_numbered_villager_of_the_crowd_is_still_called_by_their_name() -> None:
+    personas = _cast_personas()
+    pip = next(p for p in personas.values() if p.name == "Pip")
+    twin = len(personas) + 1
+    personas[twin] = Persona("Pip 2", pip.role, pip.persona, pip.lines, pip.openers, pip.facts)
+    planner = _planner_for(personas)
+    _, plan = planner.build(LineAskParts(twin, Trigger.GREET, Priority.PREDICTIVE), Memory())
+    assert plan.criteria.speaker_names == ("Pip 2", "Pip", pip.role)
+    assert "Pip" not in plan.criteria.absent_names
+    assert judge("Hello, I'm Pip!", plan.criteria).passes
+    assert judge("Hello! Have you seen Marta?", plan.criteria).faults == ("absent_name",)
 
 
 def test_chat_prompt_carries_the_matching_fact(planner: LinePlanner) -> None:
@@ -257,18 +276,7 @@ def test_a_reply_may_use_only_the_numbers_it_was_told() -> None:
 
 
 def _village_planner() -> LinePlanner:
-    cast = load_cast()
-    personas = {
-        i: Persona(s.name, s.role, s.persona, s.lines, s.openers, s.facts)
-        for i, s in enumerate(cast.npcs, start=1)
-    }
-    planner = LinePlanner(
-        shared_context(list(personas.values())),
-        personas,
-        load_trigger_words(),
-        GenerationConfig(candidates=3),
-        cast.facts,
-    )
+    planner = _planner_for(_cast_personas())
     planner.use_style("village")
     return planner
 
