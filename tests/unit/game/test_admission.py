@@ -356,7 +356,12 @@ def test_chatter_the_villager_has_moved_past_is_stopped_before_it_is_written(
     assert backend.stuck  # the chatter is being written
     assert village.world.set_talking(marta, True)  # and the villager's moment passes
 
-    walk(village, STAY, 10, backend=backend, until=lambda: bool(backend.stopped))
+    def withdrawn() -> bool:
+        return not any(r.npc_id == marta for r in source.records.of_kind(LineKind.REACTION))
+
+    walk(village, STAY, 10, backend=backend, until=withdrawn)
+    # The worker notices the cancel at its next word, on its own thread and in its own time.
+    wait_for(lambda: bool(backend.stopped), "the withdrawn chatter to stop")
 
     assert [p.speaker.split()[0] for p in backend.stopped] == ["Marta"]
     assert dict(source.checker.stale) == {"epoch_changed": 1}
