@@ -46,12 +46,15 @@ from ai.hygiene import (
 )
 from ai.requests import CandidatePlan, Priority, PromptSpec
 from ai.scheduler import Ticket
-from ai.selection import Verdict, judge, mentions, pick
+from ai.selection import LineCriteria, Verdict, judge, mentions, pick, words
 
 logger = logging.getLogger(__name__)
 
 # Raw output longer than this many times max_chars is runaway text: stop early.
 _RUNAWAY_FACTOR = 4
+# The fewest words a line cut back to its first sentences keeps: "Hello, friend!" is a
+# greeting; "Ow!" alone is where the draw was meant to go on.
+_KEPT_WORDS = 2
 
 
 def neutral_prompt(prompt: PromptSpec) -> PromptSpec:
@@ -155,7 +158,7 @@ class CandidateDraw:
                 continue
             if yields():
                 break
-            drawn.append((self._judge(raw, prompt, plan), prompt))
+            drawn.append((self._judge(raw, prompt, plan, request.stream), prompt))
             slowest = max(slowest, clock() - begun)
             if _settled(drawn[-1][0], plan):
                 break
@@ -277,7 +280,7 @@ class CandidateDraw:
                 close()
         return raw, count, first
 
-    def _judge(self, raw: str, prompt: PromptSpec, plan: CandidatePlan) -> Verdict:
+    def _judge(self, raw: str, prompt: PromptSpec, plan: CandidatePlan, streamed: bool) -> Verdict:
         hygiene = self._hygiene
         text = clean_line(raw, hygiene)
         opener = prompt.opener
@@ -290,7 +293,35 @@ class CandidateDraw:
         if not self._screen.words(text).ok:
             return Verdict(text, ("unfit",), False, None, 0.0)
         verdict = judge(text, plan.criteria)
+        if not verdict.passes and not streamed:
+            # A streamed reply's words are on screen already: never cut back after.
+            kept = leading_passes(text, plan.criteria)
+            if kept is not None:
+                logger.debug("kept %r of %r (%s)", kept.text, text, ", ".join(verdict.faults))
+                verdict = kept
         # The semantic layer reads only a line that could otherwise be shown.
-        if verdict.passes and not self._screen.line(text).ok:
+        if verdict.passes and not self._screen.line(verdict.text).ok:
             return replace(verdict, faults=("unfit",))
         return verdict
+
+
+def leading_passes(text: str, criteria: LineCriteria) -> Verdict | None:
+    """The longest run of ``text``'s first whole sentences that passes, if one does.
+
+    A small model's line often goes wrong only in its last sentence: "Hello, friend! I'm
+    Pip!" to a traveller Pip has met before, "Welcome, friend. The market is still full."
+    on a first meeting. What came before stands on its own, so the line is shown without
+    the sentence that broke it, rather than spending another draw on a line that may
+    fail again. A line whose first sentence is at fault has nothing to keep.
+    """
+    ends: list[int] = []
+    while (end := sentences_end(text, len(ends) + 1)) is not None:
+        ends.append(end)
+    for end in reversed(ends):
+        kept = text[:end].strip()
+        if kept == text.strip() or len(words(kept)) < _KEPT_WORDS:
+            continue
+        verdict = judge(kept, criteria)
+        if verdict.passes:
+            return verdict
+    return None

@@ -21,6 +21,7 @@ from ai import (
     TokenStreamed,
 )
 from ai.backend import StopCheck
+from ai.candidates import leading_passes
 from ai.hygiene import end_after, sentence_end
 from ai.prompt import build_completion_prompt
 from ai.requests import Exchange
@@ -226,6 +227,37 @@ def test_no_passing_candidate_falls_back(make_runtime: Callable[..., AiRuntime])
     assert failed.reason == "rejected"
     assert len(failed.candidates) == 2
     assert len(log.of(FallbackUsed)) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Hello, friend! I'm Pip!", "Hello, friend!"),
+        ("Morning, dear. Good bread today. Brann says hello.", "Morning, dear. Good bread today."),
+        ("Ow! Brann threw it.", None),  # what came before is too short to be a line
+        ("Brann, hello. Good day.", None),  # the first sentence is at fault
+        ("Pip is here.", None),  # one sentence: nothing to cut back to
+    ],
+)
+def test_a_line_at_fault_only_in_its_last_sentences_keeps_its_first(
+    text: str, kept: str | None
+) -> None:
+    criteria = LineCriteria(speaker_names=("Pip",), absent_names=("Brann",))
+    verdict = leading_passes(text, criteria)
+    assert (verdict.text if verdict is not None else None) == kept
+    assert verdict is None or verdict.passes
+
+
+def test_a_candidate_cut_back_to_its_sound_sentences_is_shown_without_another_draw(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    log, backend = _run(
+        make_runtime, _plan(openers=(), count=2), lambda p: "That crate, again. Brann threw it!"
+    )
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "That crate, again."
+    assert backend.generate_calls == 1
 
 
 def test_a_draw_after_a_failed_one_is_sampled_at_the_redraw_temperature(
