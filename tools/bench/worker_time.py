@@ -13,7 +13,9 @@ scenario, so machine load hits both alike. Each run is its own process, as a pla
 For each run: greetings shown within one tick of the villager greeting, the share of
 greetings (and of every trigger's lines) the model wrote, the share of worker seconds
 spent on lines that were shown, fallbacks past their deadline, late lines, queue wait
-and tick p99.
+and tick p99. One run's tick p99 rests on its 36 slowest ticks, so the arms' p99 is also
+taken over every tick of the four village games pooled (14,400 ticks an arm), and over
+every scenario's: ``pooled_tick_p99``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ai import ModelConfig  # noqa: E402
+from ai.metrics import percentile  # noqa: E402
 from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from tools.bench.machine import load_average, machine_header  # noqa: E402
 
@@ -39,11 +42,13 @@ ARMS = ("queue", "value")
 _BASE_NPCS = 7  # the cast; the crowd adds generated villagers to make up the number
 
 
-def run_one(scenario: str, arm: str, ticks: int, folder: Path) -> dict[str, Any]:
-    """One headless game; returns its figures."""
+def run_one(
+    scenario: str, arm: str, ticks: int, folder: Path
+) -> tuple[dict[str, Any], list[float]]:
+    """One headless game; returns its figures and the time of every tick (ms)."""
     kind, number = scenario.split(":")
     report = folder / f"{kind}-{number}-{arm}.json"
-    argv = [sys.executable, "-m", "game", "--headless", "--backend", "llama"]
+    argv = [sys.executable, "-m", "game", "--headless", "--backend", "llama", "--samples"]
     argv += ["--ticks", str(ticks), "--report", str(report), "--log", "WARNING"]
     argv += ["--set", f'game.dialogue.admission="{arm}"']
     if kind == "crowd":
@@ -54,7 +59,8 @@ def run_one(scenario: str, arm: str, ticks: int, folder: Path) -> dict[str, Any]
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"worker_time: {scenario} {arm} failed:\n{done.stderr[-2000:]}")
-    return figures(json.loads(report.read_text()))
+    document = json.loads(report.read_text())
+    return figures(document), list(document["samples"]["tick_ms"])
 
 
 def figures(report: dict[str, Any]) -> dict[str, Any]:
@@ -89,6 +95,32 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def pooled_tick_p99(
+    ticks: dict[str, dict[str, list[float]]],
+) -> dict[str, dict[str, float | None]]:
+    """Each arm's tick p99 (ms) over the ticks of several games pooled, and value/queue.
+
+    Pools the village games, and every game; a group with no game yet is left out.
+    """
+    groups = {
+        "village": [s for s in ticks if s.startswith("village")],
+        "all": list(ticks),
+    }
+    pooled: dict[str, dict[str, float | None]] = {}
+    for group, scenarios in groups.items():
+        if not scenarios:
+            continue
+        row: dict[str, float | None] = {}
+        for arm in ARMS:
+            samples = sorted(t for s in scenarios for t in ticks[s].get(arm, ()))
+            row[arm] = round(percentile(samples, 99.0), 4) if samples else None
+        queue, value = row["queue"], row["value"]
+        row["ratio"] = round(value / queue, 3) if queue and value else None
+        row["games"] = len(scenarios)
+        pooled[group] = row
+    return pooled
+
+
 def _from_model(shown: dict[str, int]) -> float | None:
     """The share of every shown line (all triggers) that the model wrote."""
     total = sum(shown.values())
@@ -105,12 +137,18 @@ def main() -> None:
     start = load_average()
     model = load_settings(CONFIG_DIR).ai.model
     runs: dict[str, dict[str, Any]] = {}
+    ticks: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for index, scenario in enumerate(args.scenarios.split(",")):
             # Alternate which arm goes first, so neither always meets a warmer machine.
             order = ARMS if index % 2 == 0 else tuple(reversed(ARMS))
-            runs[scenario] = {arm: run_one(scenario, arm, args.ticks, Path(tmp)) for arm in order}
-            _write(args.out, start, model, args.ticks, runs)  # so far, should a run fail
+            runs[scenario], ticks[scenario] = {}, {}
+            for arm in order:
+                runs[scenario][arm], ticks[scenario][arm] = run_one(
+                    scenario, arm, args.ticks, Path(tmp)
+                )
+            # So far, should a run fail.
+            _write(args.out, start, model, args.ticks, runs, pooled_tick_p99(ticks))
             for arm in ARMS:
                 r = runs[scenario][arm]
                 print(
@@ -121,6 +159,8 @@ def main() -> None:
                     f"tick p99 {r['tick_ms_p99']:.2f} ms",
                     file=sys.stderr,
                 )
+    for group, row in pooled_tick_p99(ticks).items():
+        print(f"tick p99 over the {group} games pooled: {row}", file=sys.stderr)
     print(f"-> {args.out}")
 
 
@@ -130,6 +170,7 @@ def _write(
     model: ModelConfig,
     ticks: int,
     runs: dict[str, dict[str, Any]],
+    pooled: dict[str, dict[str, float | None]],
 ) -> None:
     document = {
         "machine": machine_header(start, model=model),
@@ -138,6 +179,7 @@ def _write(
             "queue": 'game.dialogue.admission = "queue": every ask submitted and waited for',
             "value": 'game.dialogue.admission = "value": value admission, greetings never late',
         },
+        "pooled_tick_p99": pooled,
         "runs": runs,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
