@@ -46,6 +46,14 @@ _SPEAKER_DOES = (
 )
 # A speaker saying who they are, before the name or trade: "I'm", "my name's", "call me".
 _INTRODUCES = r"(?:\bI['\u2019]m|\bI am|\bname is|\bname['\u2019]s|\bcall me)\s+(?:(?:the|an?)\s+)?"
+# The speaker saying they are a thing: "I'm the ball!", "I am a crate.", and after the
+# article one word more ("I'm a big apple!"), where the thing ends the clause; not "I'm
+# selling apples", "I'm one apple short" nor "I'm the apple seller". Matched on the line
+# in lower case.
+_IS_THING = (
+    r"\b(?:i'm|i am)\s+(?:(?:the|a|an|your|my|this|that)\s+(?:[a-z']+\s+)?)?"
+    r"(?:{things})s?(?=\s*(?:[.!?,;:]|$))"
+)
 # A place or thing of the speaker's trade ("the guard's post", "the baker's bench"): said
 # by that villager it is where they stand, not a name taken for someone else's. Not "the
 # baker's here", which is "the baker is", of herself.
@@ -70,7 +78,8 @@ class LineCriteria:
     ``must_mention`` is given, the line must use one of its words or phrases, within
     its first ``mention_within`` words when that is above 0. With ``introduces`` the
     speaker may say who they are ("I'm Pip", "I'm Marta, the baker"): a greeting to a
-    traveller they have not spoken with.
+    traveller they have not spoken with. ``things`` name objects no speaker is: a line
+    in which the speaker says they are one ("I'm the ball!") means nothing.
     """
 
     keywords: tuple[str, ...] = ()
@@ -84,6 +93,7 @@ class LineCriteria:
     must_mention: tuple[str, ...] = ()
     mention_within: int = 0
     introduces: bool = False
+    things: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +233,8 @@ def faults(text: str, criteria: LineCriteria) -> tuple[str, ...]:
         found.append("foreign_word")
     if criteria.listener_acts and swaps_roles(text, criteria.listener_acts):
         found.append("role_swap")
+    if criteria.things and claims_to_be(text, criteria.things):
+        found.append("is_thing")
     if criteria.must_mention and not _mentions_early(text, criteria):
         found.append("unmentioned")
     if has_label(text):
@@ -244,6 +256,15 @@ def swaps_roles(text: str, acts: Iterable[str]) -> bool:
         return False
     line = " ".join(words(text))
     return re.search(_SPEAKER_DOES.format(verbs=verbs), line) is not None
+
+
+def claims_to_be(text: str, things: Iterable[str]) -> bool:
+    """True when the speaker says they are one of ``things`` ("I'm the ball!")."""
+    nouns = "|".join(re.escape(thing.lower()) for thing in things if thing)
+    if not nouns:
+        return False
+    line = text.lower().replace("\u2019", "'")
+    return re.search(_IS_THING.format(things=nouns), line) is not None
 
 
 def judge(text: str, criteria: LineCriteria, contrast: float | None = None) -> Verdict:

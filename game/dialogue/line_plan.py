@@ -294,6 +294,8 @@ class LinePlanner:
             mention_within=recall_within(memory.facts) if recall else 0,
             # Meeting the traveller for the first time, a villager may say who they are.
             introduces=ask.trigger is Trigger.GREET and _first_meeting(memory),
+            # ... and never that they are a prop: Pip's welcome "I'm the ball!".
+            things=tuple(PROP_KINDS),
         )
         openers = () if chat or self.style == "village" else self._openers(ask, speaker, memory)
         if recall:

@@ -25,7 +25,17 @@ from ai.candidates import leading_passes
 from ai.hygiene import end_after, sentence_end
 from ai.prompt import build_completion_prompt
 from ai.requests import Exchange
-from ai.selection import copies, echoes, jaccard, judge, mentions, names_in, pick, swaps_roles
+from ai.selection import (
+    claims_to_be,
+    copies,
+    echoes,
+    jaccard,
+    judge,
+    mentions,
+    names_in,
+    pick,
+    swaps_roles,
+)
 from tests.unit.ai.conftest import EventLog, fast_config, make_request
 
 CRITERIA = LineCriteria(
@@ -67,6 +77,29 @@ def test_a_greeting_to_a_stranger_may_say_who_is_speaking(text: str, passes: boo
     stranger = replace(CRITERIA, keywords=(), introduces=True)
     assert judge(text, stranger).passes is passes
     assert "self_name" in judge(text, replace(stranger, introduces=False)).faults
+
+
+@pytest.mark.parametrize(
+    ("text", "claims"),
+    [
+        ("I'm the ball!", True),
+        ("I am a crate.", True),
+        ("I'm a big apple!", True),
+        ("I\u2019m the ball, friend!", True),
+        ("I'm selling apples!", False),
+        ("I'm one apple short, friend.", False),
+        ("Oof, okay, I'm fine. Barrels are heavy.", False),
+        ("I'm the apple seller.", False),
+        ("I'm a ball of nerves.", False),
+        ("I'm by the ball.", False),
+        ("Is that the ball?", False),
+    ],
+)
+def test_a_speaker_who_says_they_are_a_thing_is_caught(text: str, claims: bool) -> None:
+    things = ("crate", "barrel", "ball", "apple")
+    assert claims_to_be(text, things) is claims
+    assert ("is_thing" in judge(text, LineCriteria(things=things)).faults) is claims
+    assert judge(text, LineCriteria()).passes  # only with the things named
 
 
 def test_an_introduction_takes_the_trade_after_the_name_with_it() -> None:

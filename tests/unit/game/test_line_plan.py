@@ -105,6 +105,18 @@ def test_only_a_first_greeting_may_say_who_is_speaking(planner: LinePlanner) -> 
     assert judge("Hello! I'm Pip!", again.criteria).faults == ("self_name",)
 
 
+def test_no_line_may_have_its_speaker_say_they_are_a_prop(planner: LinePlanner) -> None:
+    # Pip's welcome in a window start: "I'm the ball!".
+    for ask in (
+        LineAskParts(5, Trigger.GREET, Priority.PREDICTIVE),
+        LineAskParts(5, Trigger.HIT, Priority.REACTIVE, subject="ball"),
+        LineAskParts(5, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="who are you?"),
+    ):
+        _, plan = planner.build(ask, Memory())
+        assert judge("I'm the ball!", plan.criteria).faults == ("is_thing",)
+        assert judge("Hello! I'm Pip!", plan.criteria).faults != ("is_thing",)
+
+
 def test_a_numbered_villager_of_the_crowd_is_still_called_by_their_name() -> None:
     personas = _cast_personas()
     pip = next(p for p in personas.values() if p.name == "Pip")
