@@ -15,6 +15,12 @@ reports it writes ``bench/village_model.json``:
 the same villager's template line for the same trigger, in random order, without the
 key (``bench/village_pairs.txt``; the key is ``bench/village_pairs_key.json``).
 
+``--arms`` sets other arms than the adapter against the base model, for example two
+adapters: ``--arms 'new=ai.model.adapter=/tmp/x/village-lora.gguf;shipped='`` (an empty
+setting list is the game as configured). With ``--pairs N`` each arm that uses an
+adapter then gets N pairs, all shuffled together, so one reader judges them in one
+sitting; the key says which arm wrote each.
+
     python tools/train/compare_village_model.py --seeds 7,11,23 --ticks 7200 --pairs 60
     python tools/train/compare_village_model.py --score bench/village_pairs_answers.txt
 
@@ -89,14 +95,28 @@ def _norm(text: str) -> str:
     return " ".join(_WORD.findall(text.lower()))
 
 
-def run_game(arm: str, seed: int, ticks: int, workdir: Path) -> dict[str, Any]:
+def parse_arms(text: str) -> dict[str, tuple[str, ...]]:
+    """``name=key=value+key=value;name2=`` as arms of ``--set`` options."""
+    arms: dict[str, tuple[str, ...]] = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        name, _, settings = part.partition("=")
+        pairs = [s for s in settings.split("+") if s]
+        arms[name] = tuple(option for s in pairs for option in ("--set", s))
+    if len(arms) < 2:
+        raise SystemExit("--arms needs two arms or more, e.g. 'a=ai.model.adapter=x;b='")
+    return arms
+
+
+def run_game(
+    arm: str, settings: tuple[str, ...], seed: int, ticks: int, workdir: Path
+) -> dict[str, Any]:
     """One paced headless village game; its report and bubbles."""
     tag = f"{arm}-{seed}-{ticks}"
     log, report = workdir / f"{tag}.jsonl", workdir / f"{tag}.json"
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
     command = [sys.executable, "-m", "game", "--headless", "--scenario", "village", "--new",
                "--seed", str(seed), "--ticks", str(ticks), "--bubble-log", str(log),
-               "--report", str(report), *ARMS[arm]]  # fmt: skip
+               "--report", str(report), *settings]  # fmt: skip
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{tag}: the game exited with {done.returncode}\n{done.stderr[-2000:]}")
@@ -188,23 +208,28 @@ def arm_figures(games: list[dict[str, Any]], judge: LineJudge) -> dict[str, Any]
 
 
 def write_pairs(
-    games: list[dict[str, Any]], judge: LineJudge, count: int, rng: random.Random, out: Path
+    games: list[dict[str, Any]],
+    judge: LineJudge,
+    count: int,
+    rng: random.Random,
+    out: Path,
+    arms: tuple[str, ...] = ("adapter",),
 ) -> None:
-    """Blind pairs: an adapter line against the same villager's template, order shuffled."""
-    bubbles = [
-        b
-        for game in games
-        if game["arm"] == "adapter"
-        for b in game["bubbles"]
-        if b["origin"] in ("model", "prepared") and b["trigger"] != "chat"
-    ]
-    first_of_text: dict[str, dict[str, Any]] = {}
-    for bubble in bubbles:
-        first_of_text.setdefault(bubble["text"], bubble)
-    unique = list(first_of_text.values())
-    picked = rng.sample(unique, min(count, len(unique)))
+    """Blind pairs: a model line of each arm in ``arms`` against the same villager's
+    template, ``count`` an arm, all shuffled together."""
+    picked: list[tuple[str, dict[str, Any]]] = []
+    for arm in arms:
+        first_of_text: dict[str, dict[str, Any]] = {}
+        for game in games:
+            for b in game["bubbles"] if game["arm"] == arm else ():
+                if b["origin"] in ("model", "prepared") and b["trigger"] != "chat":
+                    first_of_text.setdefault(b["text"], b)
+        unique = list(first_of_text.values())
+        picked += [(arm, b) for b in rng.sample(unique, min(count, len(unique)))]
+    if len(arms) > 1:
+        rng.shuffle(picked)
     text, key = [], []
-    for i, bubble in enumerate(picked, start=1):
+    for i, (arm, bubble) in enumerate(picked, start=1):
         template = rng.choice(judge.templates[(bubble["name"], bubble["trigger"])])
         model_first = rng.random() < 0.5
         a, b = (bubble["text"], template) if model_first else (template, bubble["text"])
@@ -213,34 +238,46 @@ def write_pairs(
             f"{i}. {bubble['name']}: {situation(bubble)}"
             f" (remembers: {memory})\n   A: {a}\n   B: {b}\n"
         )
-        key.append({"pair": i, "model": "A" if model_first else "B", "trigger": bubble["trigger"]})
+        side = "A" if model_first else "B"
+        key.append({"pair": i, "model": side, "trigger": bubble["trigger"], "arm": arm})
     out.with_suffix(".txt").write_text("\n".join(text))
     (out.parent / (out.stem + "_key.json")).write_text(json.dumps(key, indent=1) + "\n")
 
 
 def score(answers: Path, key_path: Path) -> dict[str, Any]:
-    """A reader's answers (``<n> <A|B> <rating A> <rating B>`` per line) against the key."""
+    """A reader's answers (``<n> <A|B> <rating A> <rating B>`` per line) against the key;
+    with pairs from more than one arm, also the figures of each arm."""
     key = {row["pair"]: row for row in json.loads(key_path.read_text())}
-    preferred = 0
-    ratings: dict[str, Counter[str]] = {"model": Counter(), "template": Counter()}
+    rows: dict[str, list[tuple[bool, str, str]]] = {}
     for line in answers.read_text().splitlines():
         parts = line.split()
         if len(parts) != 4 or not parts[0].isdigit() or int(parts[0]) not in key:
             continue
-        model_side = key[int(parts[0])]["model"]
-        preferred += parts[1] == model_side
+        row = key[int(parts[0])]
+        model_side = row["model"]
         model_rating, template_rating = (
             (parts[2], parts[3]) if model_side == "A" else (parts[3], parts[2])
         )
-        ratings["model"][model_rating] += 1
-        ratings["template"][template_rating] += 1
-    rated = sum(ratings["model"].values())
-    return {
-        "pairs": rated,
-        "model_preferred": preferred,
-        "model_preferred_share": round(preferred / max(1, rated), 3),
-        "ratings": {side: dict(counts) for side, counts in ratings.items()},
-    }
+        rows.setdefault(row.get("arm", "adapter"), []).append(
+            (parts[1] == model_side, model_rating, template_rating)
+        )
+
+    def figures(answered: list[tuple[bool, str, str]]) -> dict[str, Any]:
+        preferred = sum(r[0] for r in answered)
+        return {
+            "pairs": len(answered),
+            "model_preferred": preferred,
+            "model_preferred_share": round(preferred / max(1, len(answered)), 3),
+            "ratings": {
+                "model": dict(Counter(r[1] for r in answered)),
+                "template": dict(Counter(r[2] for r in answered)),
+            },
+        }
+
+    result = figures([r for answered in rows.values() for r in answered])
+    if len(rows) > 1:
+        result["by_arm"] = {arm: figures(answered) for arm, answered in sorted(rows.items())}
+    return result
 
 
 def _pairs_stem(out: Path) -> Path:
@@ -257,7 +294,9 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=0)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "village_model.json")
     parser.add_argument("--score", type=Path, help="score a reader's answers to the pairs")
+    parser.add_argument("--arms", help="arms other than adapter and base (see above)")
     args = parser.parse_args()
+    arms = ARMS if args.arms is None else parse_arms(args.arms)
     if args.score is not None:
         stem = _pairs_stem(args.out)
         key = stem.parent / (stem.name + "_key.json")
@@ -272,19 +311,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for seed in seeds:
-            for arm in ARMS:
+            for arm, settings in arms.items():
                 print(f"{arm} seed {seed}: {args.ticks} ticks", flush=True)
-                games.append(run_game(arm, seed, args.ticks, work))
-        for arm in ARMS:
+                games.append(run_game(arm, settings, seed, args.ticks, work))
+        for arm, settings in arms.items():
             print(f"{arm} seed {args.greet_seed}: {args.greet_ticks} ticks", flush=True)
-            greet.append(run_game(arm, args.greet_seed, args.greet_ticks, work))
+            greet.append(run_game(arm, settings, args.greet_seed, args.greet_ticks, work))
     result: dict[str, Any] = {
         "version": 2,
         "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
         "seeds": seeds,
         "ticks": args.ticks,
         "wall_s": round(time.perf_counter() - began, 1),
-        "arms": {arm: arm_figures([g for g in games if g["arm"] == arm], judge) for arm in ARMS},
+        "arms": {arm: arm_figures([g for g in games if g["arm"] == arm], judge) for arm in arms},
+        "arm_settings": {arm: list(settings) for arm, settings in arms.items()},
         "greetings": {
             g["arm"]: {
                 "seed": args.greet_seed,
@@ -299,7 +339,8 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     if args.pairs:
-        write_pairs(games, judge, args.pairs, random.Random(5), _pairs_stem(args.out))
+        with_model = tuple(arm for arm in arms if arm != "base")
+        write_pairs(games, judge, args.pairs, random.Random(5), _pairs_stem(args.out), with_model)
     for arm, figures in result["arms"].items():
         print(
             f"{arm}: {figures['bubbles']} bubbles, model share {figures['model_share']}, "
