@@ -156,6 +156,9 @@ def main() -> None:
     parser.add_argument("--held-out", action="store_true", help="only held-out corpus records")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--no-base", action="store_true", help="skip the base model")
+    parser.add_argument(
+        "--adapter", default="village", help="the village model's adapter: a GGUF path"
+    )
     parser.add_argument("--no-model", action="store_true", help="rules only")
     parser.add_argument("--out", default=str(ROOT / "bench" / "decisions.json"))
     parser.add_argument("--answers", help="also write every answer as JSON lines here")
@@ -172,7 +175,7 @@ def main() -> None:
     world = SituationWorld.of(cast, places)
     arms = [Arm("rules")]
     if not args.no_model:
-        arms.append(_model_arm("village model", "village"))
+        arms.append(_model_arm("village model", args.adapter))
         if not args.no_base:
             arms.append(_model_arm("base model", ""))
     load = load_average()
