@@ -44,6 +44,7 @@ from ai import (  # noqa: E402
     ScriptedBackend,
 )
 from ai.events import LineFailed  # noqa: E402
+from game.app import load_content_filter  # noqa: E402
 from game.config.settings import CONFIG_DIR, Settings, load_settings  # noqa: E402
 from game.dialogue.facts import fact_answer  # noqa: E402
 from game.dialogue.line_plan import (  # noqa: E402
@@ -204,7 +205,10 @@ class Harness:
         backend: Backend = (
             ScriptedBackend(ai.scripted) if ai.model.backend == "scripted" else LlamaBackend(ai)
         )
-        runtime = AiRuntime(ai, backend, _Fallback(self.templates))
+        # The game's content filter (word list, patterns and the semantic layer), so a line
+        # it refuses counts as the fallback the player would see.
+        content = load_content_filter(ai)
+        runtime = AiRuntime(ai, backend, _Fallback(self.templates), content=content)
         runtime.start()
         planner = LinePlanner(
             self.context, self.personas, self.words, ai.generation, self.cast.facts
