@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ai import CandidatePlan, GenerationConfig, LineCriteria, Priority, PromptSpec
-from ai.selection import words
+from ai.selection import names_in, words
 from game.assets import AssetError, asset_path
 from game.dialogue.facts import answer_words, matching_facts, question_words
 from game.dialogue.memory import BUMPED_FACT, THREW_FACT, Memory
@@ -70,6 +70,16 @@ _TRAVELLER_ACTS = ("bump", "throw", "threw", "push")
 _PAST_WORDS = ("still", "again", "waiting", "remember", "remembers", "last time")
 #: Words that claim an errand is waiting: no memory of what the traveller did licenses them.
 _WAITING_WORDS = ("waiting",)
+#: Ways of addressing someone that say whose voice it is ("citizen" is Sela's, "child"
+#: Old Wen's) or take the traveller for a man, a woman or a youngster ("son", "kid",
+#: "sister"). A villager may use only those their own persona or template lines use:
+#: readers of village games marked Brann's "Morning, citizen.", Pip's "Bye, kid!" and
+#: Odo's "You're the one, dear." bad, and each time it was the address that jarred.
+_ADDRESS_TERMS = (
+    *("dear", "citizen", "child", "kid", "son", "sister", "brother", "lad", "lass"),
+    *("girl", "boy", "mister", "sir", "madam", "young man", "old man", "young lady"),
+    *("old woman", "darling", "sweetheart"),
+)
 #: Number words a reply may use only when what it was told uses them (see _made_up_numbers).
 _NUMBER_WORDS = (
     *("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"),
@@ -196,6 +206,7 @@ class LinePlanner:
             )
         )
         self._turns: dict[tuple[int, Trigger], int] = {}
+        self._foreign_addresses = {p.name: _foreign_addresses(p) for p in personas.values()}
         self.style: PromptStyle = "fewshot"
 
     def use_generation(self, generation: GenerationConfig) -> None:
@@ -282,6 +293,7 @@ class LinePlanner:
                 else (
                     *_other_props(ask),
                     *_claimed_past(ask, memory, chat),
+                    *_unless_said(self._foreign_addresses[speaker.name], mentioned),
                     *self._claimed_done(ask),
                     *(_made_up_numbers(speaker, memory, mentioned, ask.errand) if chat else ()),
                 )
@@ -396,6 +408,18 @@ def _listener_acts(ask: LineAskParts, chat: bool, recall: bool) -> tuple[str, ..
     if recall:
         return TRAVELLER_DEEDS
     return _TRAVELLER_ACTS if not chat and ask.listener == "traveller" else ()
+
+
+def _foreign_addresses(persona: Persona) -> tuple[str, ...]:
+    """The terms of address (see _ADDRESS_TERMS) that are not ``persona``'s own."""
+    own = " ".join((persona.persona, *(line for lines in persona.lines.values() for line in lines)))
+    return _unless_said(_ADDRESS_TERMS, own)
+
+
+def _unless_said(terms: Sequence[str], said: str) -> tuple[str, ...]:
+    """``terms`` without those ``said`` uses (the player's "my sister" may be answered)."""
+    used = set(names_in(said.lower(), terms))
+    return tuple(term for term in terms if term not in used)
 
 
 def _other_props(ask: LineAskParts) -> tuple[str, ...]:

@@ -117,6 +117,30 @@ def test_no_line_may_have_its_speaker_say_they_are_a_prop(planner: LinePlanner) 
         assert judge("Hello! I'm Pip!", plan.criteria).faults != ("is_thing",)
 
 
+def test_a_villager_addresses_people_only_in_their_own_words(planner: LinePlanner) -> None:
+    # Read in village games: Brann greeting with Sela's "citizen", Pip's "Bye, kid!".
+    # The ids of the test cast: 2 is Brann, 4 Sela, 5 Pip.
+    brann, sela, pip = 2, 4, 5
+    for npc, line, fits in (
+        (brann, "Morning, citizen.", False),
+        (sela, "Morning, citizen.", True),
+        (pip, "Bye, kid!", False),
+        (pip, "Bye, friend!", True),
+        (brann, "Hey, that's my brother!", False),
+        (brann, "Morning, friend. Seasons change.", True),
+    ):
+        _, plan = planner.build(LineAskParts(npc, Trigger.GREET, Priority.PREDICTIVE), Memory())
+        faults = judge(line, plan.criteria).faults
+        assert (faults == ()) is fits, (npc, line, faults)
+        if not fits:
+            assert faults == ("foreign_word",)
+    # Words the player used may come back in the answer.
+    ask = LineAskParts(brann, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Seen my sister?")
+    _, plan = planner.build(ask, Memory())
+    assert "sister" not in plan.criteria.foreign_words
+    assert "citizen" in plan.criteria.foreign_words
+
+
 def test_a_numbered_villager_of_the_crowd_is_still_called_by_their_name() -> None:
     personas = _cast_personas()
     pip = next(p for p in personas.values() if p.name == "Pip")
