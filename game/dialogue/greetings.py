@@ -61,8 +61,6 @@ class PreparedLine:
 _AHEAD_CHANCE = 0.3
 #: ... and to a farewell asked as the villager greets: the player leaves sooner or later.
 _PARTING_CHANCE = 0.6
-#: How many times one encounter's farewell is written again after going stale.
-_PARTING_REWRITES = 2
 
 
 #: Greetings are prepared for villagers who may greet within this long: one whose wait
@@ -143,9 +141,6 @@ class GreetingPreparer:
         self.partings: dict[int, PreparedLine] = {}
         """Farewells written while the player is with the villager, for when they leave."""
         self.parting_outcomes: Counter[str] = Counter()
-        self._staying: dict[int, tuple[LineAsk, int]] = {}
-        """Villagers who greeted a player who has not walked off yet: the greeting, and
-        how many more times their farewell may be written again (see _write_again)."""
         self.templates: Counter[str] = Counter()
         """Greetings that had no model line in their tick, by why (:meth:`_why_none`)."""
         self._ended: dict[int, str] = {}
@@ -318,21 +313,6 @@ class GreetingPreparer:
         self._keys[handle.id] = self._builder.situation_key(npc_id, Trigger.FAREWELL)
         self.parting_outcomes["issued"] += 1
 
-    def _write_again(self, npc_id: int, tick: int) -> None:
-        """A farewell no longer fits (the villager was hit, or remembers something new)
-        while the player is still with them: write it again from the world as it is now.
-
-        Without this, a farewell gone stale was a template: a third of the goodbyes in
-        the errand bot's village, whose player bumps and throws while villagers talk.
-        """
-        staying = self._staying.get(npc_id)
-        if staying is None or staying[1] <= 0:
-            return
-        greeting, left = staying
-        self._staying[npc_id] = (greeting, left - 1)
-        self.parting_outcomes["written_again"] += 1
-        self._ask_parting(replace(greeting, tick=tick))
-
     def _ask(self, tick: int, npc_id: int, player_id: int, eta_s: float | None) -> None:
         """Ask for a greeting: for a predicted encounter ``eta_s`` away, or ahead (None).
 
@@ -397,8 +377,6 @@ class GreetingPreparer:
                     self._checker.stale["topic_changed"] += 1
                     self._end(outcomes, npc_id, "stale")
                     self._worker_time.settle(line.request_id, "rejected")
-                    if trigger is Trigger.FAREWELL:
-                        self._write_again(npc_id, tick)
                 elif tick > line.expires_tick:
                     del lines[npc_id]
                     self._end(outcomes, npc_id, "expired")
@@ -414,7 +392,6 @@ class GreetingPreparer:
         """
         self._predictor.forget(ask.npc_id)
         shed = self._shed_until.pop(ask.npc_id, None) is not None
-        self._staying[ask.npc_id] = (ask, _PARTING_REWRITES)
         self._ask_parting(ask)
         if self._use_ready(ask, self.ready, self.outcomes, LineKind.PREDICTION):
             return True
@@ -428,7 +405,6 @@ class GreetingPreparer:
         False when there is none, and the caller answers as for any farewell. One still
         being written would come after the player has gone: it is cancelled, counted late.
         """
-        self._staying.pop(ask.npc_id, None)
         return self._use_ready(ask, self.partings, self.parting_outcomes, LineKind.PARTING)
 
     def use_or_wait(self, ask: LineAsk) -> bool:
@@ -500,8 +476,6 @@ class GreetingPreparer:
                 self._checker.stale["topic_changed"] += 1
                 self._end(outcomes, record.npc_id, "stale")
                 self._worker_time.settle(request_id, "rejected")
-                if parting:
-                    self._write_again(record.npc_id, tick)
         else:
             line = PreparedLine(text, snapshot, 0, tier, request_id)
             self._show(record.ask, line, tick, outcomes)

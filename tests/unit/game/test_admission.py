@@ -286,33 +286,6 @@ def test_a_farewell_written_while_the_player_stays_is_said_as_they_walk_off(
     assert source.greetings.report().farewells["used"] == 1
 
 
-def test_a_farewell_gone_stale_while_the_player_stays_is_written_again(
-    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    village = make_village()
-    source = source_of(village)
-    tap = Tap(source, monkeypatch)
-    greetings = source.greetings
-    marta = npc_named(village, "Marta")
-    walk(village, LEFT, 300, until=lambda: tap.asked(marta, Trigger.GREET))
-    walk(village, STAY, 120, until=lambda: marta in greetings.partings)
-    first = greetings.partings[marta]
-
-    # Something thrown at her while the player stays: the farewell written before no
-    # longer fits, and one from what she now remembers is written in its place.
-    village.dialogue.memories.of(marta).add_fact("the traveller threw a crate at them")
-    walk(village, STAY, 1)
-    assert greetings.parting_outcomes["stale"] == 1
-    assert greetings.parting_outcomes["written_again"] == 1
-    walk(village, STAY, 120, until=lambda: marta in greetings.partings)
-    assert greetings.partings[marta] is not first
-
-    walk(village, RIGHT, 600, until=lambda: tap.asked(marta, Trigger.FAREWELL))
-    said = [r for _, r in tap.ready(marta) if r.ask.trigger is Trigger.FAREWELL]
-    assert [r.origin for r in said] == ["prepared"]
-    assert greetings.parting_outcomes["used"] == 1
-
-
 def test_a_greeting_is_written_ahead_behind_the_line_being_written_one_at_a_time(
     make_village: Callable[..., Session],
 ) -> None:
