@@ -80,6 +80,10 @@ class LineCriteria:
     speaker may say who they are ("I'm Pip", "I'm Marta, the baker"): a greeting to a
     traveller they have not spoken with. ``things`` name objects no speaker is: a line
     in which the speaker says they are one ("I'm the ball!") means nothing.
+    ``past_only`` are words that belong to what happened before, not to this moment: a
+    line may use them only beside one of ``now_words``, which say what happens now or
+    set the past apart ("First a crate, now elbows."); else it tells the past as
+    happening ("Throwing a ball at me?").
     """
 
     keywords: tuple[str, ...] = ()
@@ -94,6 +98,8 @@ class LineCriteria:
     mention_within: int = 0
     introduces: bool = False
     things: tuple[str, ...] = ()
+    past_only: tuple[str, ...] = ()
+    now_words: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +241,8 @@ def faults(text: str, criteria: LineCriteria) -> tuple[str, ...]:
         found.append("role_swap")
     if criteria.things and claims_to_be(text, criteria.things):
         found.append("is_thing")
+    if criteria.past_only and tells_past_as_now(text, criteria.past_only, criteria.now_words):
+        found.append("past_as_now")
     if criteria.must_mention and not _mentions_early(text, criteria):
         found.append("unmentioned")
     if has_label(text):
@@ -265,6 +273,12 @@ def claims_to_be(text: str, things: Iterable[str]) -> bool:
         return False
     line = text.lower().replace("\u2019", "'")
     return re.search(_IS_THING.format(things=nouns), line) is not None
+
+
+def tells_past_as_now(text: str, past: Sequence[str], now: Sequence[str]) -> bool:
+    """True when ``text`` uses a word of ``past`` and none of ``now``."""
+    line = text.lower()
+    return bool(names_in(line, past)) and not names_in(line, now)
 
 
 def judge(text: str, criteria: LineCriteria, contrast: float | None = None) -> Verdict:

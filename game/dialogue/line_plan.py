@@ -66,6 +66,15 @@ VILLAGE_SENTENCE_WORDS = 3
 # What a villager did to the traveller's face, by verb stem: a bark to the traveller in
 # which the speaker did it ("I bumped you") has the roles the wrong way round.
 _TRAVELLER_ACTS = ("bump", "throw", "threw", "push")
+# Words that say something was thrown (see _props_in_a_bump).
+_THROWING = ("throw", "throws", "throwing", "threw", "thrown", "thrower")
+# ... and words beside which a line may still speak of the throw in a bump: the bump
+# itself, or a word that sets the throw apart from it ("First a crate, now elbows.").
+_BUMP_NOW = (
+    *("now", "first", "again", "earlier", "before", "after", "then", "too"),
+    *("bump", "bumps", "bumped", "bumping", "shove", "shoves", "shoving", "shover"),
+    *("elbow", "elbows", "shoulder", "shoulders", "walk", "walked", "knock"),
+)
 # Words of a bark that lean on an earlier meeting (see _claimed_past).
 _PAST_WORDS = ("still", "again", "waiting", "remember", "remembers", "last time")
 #: Words that claim an errand is waiting: no memory of what the traveller did licenses them.
@@ -308,6 +317,9 @@ class LinePlanner:
             introduces=ask.trigger is Trigger.GREET and _first_meeting(memory),
             # ... and never that they are a prop: Pip's welcome "I'm the ball!".
             things=tuple(PROP_KINDS),
+            # A bump after a throw is not a throw: "Throwing a ball at me?" when bumped.
+            past_only=_props_in_a_bump(ask, speaker, memory),
+            now_words=_BUMP_NOW,
         )
         openers = () if chat or self.style == "village" else self._openers(ask, speaker, memory)
         if recall:
@@ -420,6 +432,20 @@ def _unless_said(terms: Sequence[str], said: str) -> tuple[str, ...]:
     """``terms`` without those ``said`` uses (the player's "my sister" may be answered)."""
     used = set(names_in(said.lower(), terms))
     return tuple(term for term in terms if term not in used)
+
+
+def _props_in_a_bump(ask: LineAskParts, speaker: Persona, memory: Memory) -> tuple[str, ...]:
+    """For a bump by a traveller who threw something earlier, the props and throwing:
+    nothing flew now. Told of the throw, the model wrote the bump as one ("Throwing a
+    ball at me?", "Oof, what a ball!"), and readers rated each such line bad; the corpus
+    sets the throw apart ("First a crate, now elbows."). A prop the speaker's persona
+    names stays theirs to speak of (Pip's ball)."""
+    if ask.trigger is not Trigger.BUMPED or not any(
+        fact.startswith(THREW_FACT) for fact in memory.facts
+    ):
+        return ()
+    props = tuple(w for kind in PROP_KINDS for w in (kind, kind + "s"))
+    return (*_unless_said(props, speaker.persona), *_THROWING)
 
 
 def _other_props(ask: LineAskParts) -> tuple[str, ...]:

@@ -488,3 +488,17 @@ def test_a_stream_shows_no_more_sentences_than_the_finished_line_keeps(
     assert done.text == "Aye, it is. The well is deep."
     streamed = [e.text_so_far for e in log.of(TokenStreamed) if isinstance(e, TokenStreamed)]
     assert streamed[-1] == done.text  # "Cold" never reached the screen to be taken back
+
+
+@pytest.mark.parametrize(
+    ("text", "fails"),
+    [
+        ("Throwing a ball at me?", True),
+        ("First a ball, now elbows.", False),
+        ("Balls and bumps!", False),
+        ("Oof! Mind the anvil.", False),
+    ],
+)
+def test_a_word_of_the_past_needs_a_word_of_now_beside_it(text: str, fails: bool) -> None:
+    criteria = LineCriteria(past_only=("ball", "balls", "throwing"), now_words=("now", "bumps"))
+    assert ("past_as_now" in judge(text, criteria).faults) is fails

@@ -141,6 +141,31 @@ def test_a_villager_addresses_people_only_in_their_own_words(planner: LinePlanne
     assert "citizen" in plan.criteria.foreign_words
 
 
+def test_a_bump_is_not_told_as_a_throw(planner: LinePlanner) -> None:
+    # Read in village games, from villagers bumped after a ball was thrown at them.
+    brann, pip = 2, 5
+    memory = Memory()
+    memory.add_fact("the traveller threw a ball at them")
+    for npc, line, fits in (
+        (brann, "Throwing a ball at me?", False),
+        (brann, "Oof, what a ball!", False),
+        (brann, "Oof! Mind the anvil.", True),
+        (pip, "Careful, I'm holding my ball!", True),  # her ball is hers to speak of
+        (pip, "Hey, no throwing!", False),
+        (brann, "First a ball, now elbows.", True),
+    ):
+        _, plan = planner.build(LineAskParts(npc, Trigger.BUMPED, Priority.REACTIVE), memory)
+        faults = judge(line, plan.criteria).faults
+        assert (faults == ()) is fits, (npc, line, faults)
+    # A hit is a throw.
+    ask = LineAskParts(brann, Trigger.HIT, Priority.REACTIVE, subject="ball")
+    _, plan = planner.build(ask, memory)
+    assert judge("Throwing a ball at me?", plan.criteria).passes
+    # With no throw remembered, a bump may spill the apples.
+    _, plan = planner.build(LineAskParts(brann, Trigger.BUMPED, Priority.REACTIVE), Memory())
+    assert judge("Watch it! My apples nearly spilled.", plan.criteria).passes
+
+
 def test_a_numbered_villager_of_the_crowd_is_still_called_by_their_name() -> None:
     personas = _cast_personas()
     pip = next(p for p in personas.values() if p.name == "Pip")
