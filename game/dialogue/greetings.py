@@ -488,6 +488,13 @@ class GreetingPreparer:
             self._end(outcomes, ask.npc_id, "stale")
             self._worker_time.settle(line.request_id, "rejected")
             return False
+        if self._builder.echoes_recent(ask.npc_id, line.text):
+            # Written before the villager's latest words were known: a farewell asked as
+            # they greet came out as their greeting again ("Good day, friend." twice).
+            self._checker.stale["echo"] += 1
+            self._end(outcomes, ask.npc_id, "stale")
+            self._worker_time.settle(line.request_id, "rejected")
+            return False
         self._end(outcomes, ask.npc_id, "used")
         self._worker_time.settle(line.request_id, "shown")
         live = self._checker.live(snapshot)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ai import LineRequest, Priority, SchedulerConfig
+from ai.selection import echoes
 from game.dialogue.line_plan import LineAskParts, LinePlanner, priority_of
 from game.dialogue.line_source import LineAsk
 from game.dialogue.memory import Memories, Memory
@@ -74,6 +75,10 @@ class RequestBuilder:
         memory = self._memories.of(npc_id)
         facts = self._planner.bark_memories(memory.facts, trigger)
         return (attitude_word(memory.attitude), self._errand_state(npc_id), facts)
+
+    def echoes_recent(self, npc_id: int, text: str) -> bool:
+        """Whether ``text`` would repeat a line the villager said or heard lately."""
+        return echoes(text, self._memories.of(npc_id).recent_lines)
 
     def reply_request(self, ask: LineAsk, player: str) -> LineRequest:
         """The request a chat ask will make once ``player`` has said its text.

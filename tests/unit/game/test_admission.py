@@ -45,6 +45,15 @@ class StartOrder(GatedBackend):
         return super().generate(prompt, params, should_stop)
 
 
+def watching_marta(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> tuple[Session, ModelLineSource, Tap, int]:
+    """A village whose lines are tapped, and Marta's id."""
+    village = make_village()
+    source = source_of(village)
+    return village, source, Tap(source, monkeypatch), npc_named(village, "Marta")
+
+
 def holding_marta(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Session, GatedBackend, ModelLineSource, Tap, int]:
@@ -189,10 +198,7 @@ def test_the_queue_runs_in_value_order_with_the_scripted_backend(
 def test_the_idle_worker_writes_greetings_before_anyone_walks_up(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    village = make_village()
-    source = source_of(village)
-    tap = Tap(source, monkeypatch)
-    marta = npc_named(village, "Marta")
+    village, source, tap, marta = watching_marta(make_village, monkeypatch)
     # The player stands still: no approach is predicted, yet the idle worker prepares.
     walk(village, STAY, 300, until=lambda: marta in source.greetings.ready)
     assert source.greetings.report().ahead >= 1
@@ -270,10 +276,7 @@ def test_a_bump_the_greeting_never_names_leaves_it_ready(
 def test_a_farewell_written_while_the_player_stays_is_said_as_they_walk_off(
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    village = make_village()
-    source = source_of(village)
-    tap = Tap(source, monkeypatch)
-    marta = npc_named(village, "Marta")
+    village, source, tap, marta = watching_marta(make_village, monkeypatch)
     walk(village, LEFT, 300, until=lambda: tap.asked(marta, Trigger.GREET))
     walk(village, STAY, 120, until=lambda: marta in source.greetings.partings)
     assert source.greetings.report().farewells["issued"] >= 1
@@ -284,6 +287,27 @@ def test_a_farewell_written_while_the_player_stays_is_said_as_they_walk_off(
     said = [(t, r) for t, r in tap.ready(marta) if r.ask.trigger is Trigger.FAREWELL]
     assert [(r.origin, t) for t, r in said] == [("prepared", ask.tick)]
     assert source.greetings.report().farewells["used"] == 1
+
+
+def test_a_farewell_that_would_repeat_the_greeting_is_not_said(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A farewell is written as the villager greets, before the greeting's words are
+    # known: in a village game Odo said "Good day, friend." twice in a row.
+    village = make_village()
+    source = source_of(village)
+    tap = Tap(source, monkeypatch)
+    greetings = source.greetings
+    marta = npc_named(village, "Marta")
+    walk(village, LEFT, 300, until=lambda: tap.asked(marta, Trigger.GREET))
+    walk(village, STAY, 120, until=lambda: marta in greetings.partings)
+    (greeting,) = [r.text for _, r in tap.ready(marta) if r.ask.trigger is Trigger.GREET]
+    greetings.partings[marta] = replace(greetings.partings[marta], text=greeting)
+
+    walk(village, RIGHT, 600, until=lambda: tap.asked(marta, Trigger.FAREWELL))
+    said = [r for _, r in tap.ready(marta) if r.ask.trigger is Trigger.FAREWELL]
+    assert [r.origin for r in said] == ["template"]
+    assert greetings.parting_outcomes["stale"] == 1
 
 
 def test_a_greeting_is_written_ahead_behind_the_line_being_written_one_at_a_time(
