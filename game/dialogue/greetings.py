@@ -484,14 +484,13 @@ class GreetingPreparer:
         """Show a prepared line if it still fits the world; count the outcome in
         ``outcomes`` either way."""
         snapshot = line.snapshot
-        if self._checker.reject(snapshot, tick) is not None:
-            self._end(outcomes, ask.npc_id, "stale")
-            self._worker_time.settle(line.request_id, "rejected")
-            return False
-        if self._builder.echoes_recent(ask.npc_id, line.text):
+        stale = self._checker.reject(snapshot, tick) is not None
+        if not stale and self._builder.echoes_recent(ask.npc_id, line.text):
             # Written before the villager's latest words were known: a farewell asked as
             # they greet came out as their greeting again ("Good day, friend." twice).
             self._checker.stale["echo"] += 1
+            stale = True
+        if stale:
             self._end(outcomes, ask.npc_id, "stale")
             self._worker_time.settle(line.request_id, "rejected")
             return False

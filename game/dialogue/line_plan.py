@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -444,15 +444,19 @@ def _props_in_a_bump(ask: LineAskParts, speaker: Persona, memory: Memory) -> tup
         fact.startswith(THREW_FACT) for fact in memory.facts
     ):
         return ()
-    props = tuple(w for kind in PROP_KINDS for w in (kind, kind + "s"))
-    return (*_unless_said(props, speaker.persona), *_THROWING)
+    return (*_unless_said(_prop_words(PROP_KINDS), speaker.persona), *_THROWING)
 
 
 def _other_props(ask: LineAskParts) -> tuple[str, ...]:
     """For a hit or a near miss by one kind of prop, the other kinds (and their plurals)."""
     if ask.trigger not in (Trigger.HIT, Trigger.NEAR_MISS) or ask.subject not in PROP_KINDS:
         return ()
-    return tuple(w for kind in PROP_KINDS if kind != ask.subject for w in (kind, kind + "s"))
+    return _prop_words(kind for kind in PROP_KINDS if kind != ask.subject)
+
+
+def _prop_words(kinds: Iterable[str]) -> tuple[str, ...]:
+    """Each kind of prop and its plural: "crate", "crates"."""
+    return tuple(word for kind in kinds for word in (kind, kind + "s"))
 
 
 def _claimed_past(ask: LineAskParts, memory: Memory, chat: bool) -> tuple[str, ...]:
