@@ -235,8 +235,8 @@ class CandidateDraw:
         """One candidate's raw text, token count and first-token time; streamed if asked.
 
         It ends where ``plan.sentence_words`` (and ``answer_words``) say, else at the
-        hygiene's sentence limit. ``gate`` decides what of it may be shown, and ends it at
-        the first unfit word.
+        hygiene's sentence limit. For a streamed line, ``gate`` decides what of it may be
+        shown, and ends it at the first unfit word.
         """
         sentence_words = plan.sentence_words
         named = (
@@ -264,14 +264,19 @@ class CandidateDraw:
                 if end is not None:
                     piece = piece[: max(0, len(piece) - (len(raw) - end))]
                     raw = raw[:end]
-                shown = gate.shown
-                partial = clean_partial(raw, self._hygiene.max_chars)
-                release = gate.feed(raw, partial)
-                if gate.refused is not None:
-                    break
-                if streams and release is not None:
-                    new = release[len(shown) :]
-                    self._emit(ticket, TokenStreamed(ticket.handle, ticket.request, release, new))
+                if streams:
+                    # A line that is not streamed is screened once, whole, when judged:
+                    # screening each piece would cost the worker a pass of the word list
+                    # and its patterns per token, with the GIL held, while the tick runs.
+                    shown = gate.shown
+                    release = gate.feed(raw, clean_partial(raw, self._hygiene.max_chars))
+                    if gate.refused is not None:
+                        break
+                    if release is not None:
+                        new = release[len(shown) :]
+                        self._emit(
+                            ticket, TokenStreamed(ticket.handle, ticket.request, release, new)
+                        )
                 if end is not None or len(raw) > runaway:
                     break
         finally:

@@ -18,6 +18,7 @@ likely (positive contrast) ranks first.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterable, Sequence
@@ -128,8 +129,13 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
+@functools.lru_cache(maxsize=4096)
 def normalized(text: str) -> str:
-    """The words of ``text`` joined by single spaces: compares lines ignoring punctuation."""
+    """The words of ``text`` joined by single spaces: compares lines ignoring punctuation.
+
+    Kept for the lines met again and again (each villager's examples, checked against
+    every candidate) so that the worker does not redo them with the GIL held.
+    """
     return " ".join(words(text))
 
 

@@ -107,11 +107,12 @@ class Screen:
 class StreamGate:
     """What of one streamed candidate may be shown; :attr:`refused` once it must end."""
 
-    __slots__ = ("_by_clause", "_screen", "refused", "shown")
+    __slots__ = ("_by_clause", "_passed", "_screen", "refused", "shown")
 
     def __init__(self, screen: Screen, by_clause: bool) -> None:
         self._screen = screen
         self._by_clause = by_clause
+        self._passed = ""
         self.shown = ""
         self.refused: ContentVerdict | None = None
 
@@ -124,10 +125,13 @@ class StreamGate:
         if self.refused is not None:
             return None
         closed = partial if _CLOSED_TAIL.search(raw) else _OPEN_WORD.sub("", partial)
-        verdict = self._screen.words(closed)
-        if not verdict.ok:
-            self.refused = verdict
-            return None
+        if closed != self._passed:
+            # Most pieces close no word: the words checked last time are not read again.
+            verdict = self._screen.words(closed)
+            if not verdict.ok:
+                self.refused = verdict
+                return None
+            self._passed = closed
         if self._by_clause:
             end = None
             for match in _CLAUSE_END.finditer(closed):
