@@ -9,6 +9,11 @@ scenario, so machine load hits both alike. Each run is its own process, as a pla
 
     python tools/bench/worker_time.py                    # bench/worker_time.json
     python tools/bench/worker_time.py --ticks 600 --scenarios village:3
+    python tools/bench/worker_time.py --base a5644ea --scenarios village:3,village:7
+
+``--base REF`` adds a third arm, ``value@REF``: value admission as the commit ``REF``
+had it, run from a git worktree of that commit, in turn with the other two. It measures a
+change to the worker against its base in the same sitting.
 
 For each run: greetings shown within one tick of the villager greeting, the share of
 greetings (and of every trigger's lines) the model wrote, the share of worker seconds
@@ -36,6 +41,7 @@ from ai import ModelConfig  # noqa: E402
 from ai.metrics import percentile  # noqa: E402
 from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from tools.bench.machine import load_average, machine_header  # noqa: E402
+from tools.bench.trees import checkout  # noqa: E402
 
 SCENARIOS = ("village:3", "village:7", "village:11", "village:23", "crowd:31", "crowd:60")
 ARMS = ("queue", "value")
@@ -43,20 +49,26 @@ _BASE_NPCS = 7  # the cast; the crowd adds generated villagers to make up the nu
 
 
 def run_one(
-    scenario: str, arm: str, ticks: int, folder: Path
+    scenario: str, arm: str, ticks: int, folder: Path, tree: Path = ROOT
 ) -> tuple[dict[str, Any], list[float]]:
-    """One headless game; returns its figures and the time of every tick (ms)."""
+    """One headless game from ``tree``; returns its figures and every tick's time (ms).
+
+    ``arm`` is the admission ("queue", "value"), with ``@REF`` when ``tree`` is REF's.
+    """
     kind, number = scenario.split(":")
-    report = folder / f"{kind}-{number}-{arm}.json"
+    admission = arm.partition("@")[0]
+    report = folder / f"{kind}-{number}-{arm.replace('@', '-')}.json"
     argv = [sys.executable, "-m", "game", "--headless", "--backend", "llama", "--samples"]
     argv += ["--ticks", str(ticks), "--report", str(report), "--log", "WARNING"]
-    argv += ["--set", f'game.dialogue.admission="{arm}"']
+    argv += ["--set", f'game.dialogue.admission="{admission}"']
     if kind == "crowd":
         argv += ["--scenario", "crowd", "--seed", "7", "--npcs", str(int(number) - _BASE_NPCS)]
     else:
         argv += ["--scenario", "village", "--seed", number]
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    if tree != ROOT:
+        env["PYTHONPATH"] = str(tree)
+    done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"worker_time: {scenario} {arm} failed:\n{done.stderr[-2000:]}")
     document = json.loads(report.read_text())
@@ -96,11 +108,12 @@ def figures(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def pooled_tick_p99(
-    ticks: dict[str, dict[str, list[float]]],
+    ticks: dict[str, dict[str, list[float]]], arms: tuple[str, ...] = ARMS
 ) -> dict[str, dict[str, float | None]]:
     """Each arm's tick p99 (ms) over the ticks of several games pooled, and value/queue.
 
-    Pools the village games, and every game; a group with no game yet is left out.
+    Pools the village games, and every game; a group with no game yet is left out. With
+    a base arm (``value@REF``), also value against it (``base_ratio``).
     """
     groups = {
         "village": [s for s in ticks if s.startswith("village")],
@@ -111,11 +124,14 @@ def pooled_tick_p99(
         if not scenarios:
             continue
         row: dict[str, float | None] = {}
-        for arm in ARMS:
+        for arm in arms:
             samples = sorted(t for s in scenarios for t in ticks[s].get(arm, ()))
             row[arm] = round(percentile(samples, 99.0), 4) if samples else None
         queue, value = row["queue"], row["value"]
         row["ratio"] = round(value / queue, 3) if queue and value else None
+        for arm in arms[len(ARMS) :]:
+            base = row[arm]
+            row["base_ratio"] = round(value / base, 3) if base and value else None
         row["games"] = len(scenarios)
         pooled[group] = row
     return pooled
@@ -133,23 +149,32 @@ def main() -> None:
     parser.add_argument("--ticks", type=int, default=3600)
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "worker_time.json")
+    parser.add_argument("--base", help="a commit whose value admission runs as a third arm")
     args = parser.parse_args()
+    trees = {arm: ROOT for arm in ARMS}
+    if args.base:
+        try:
+            trees[f"value@{args.base}"] = checkout(args.base)
+        except subprocess.CalledProcessError:
+            raise SystemExit(f"worker_time: no commit {args.base!r} to check out") from None
+    arms = tuple(trees)
     start = load_average()
     model = load_settings(CONFIG_DIR).ai.model
     runs: dict[str, dict[str, Any]] = {}
     ticks: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for index, scenario in enumerate(args.scenarios.split(",")):
-            # Alternate which arm goes first, so neither always meets a warmer machine.
-            order = ARMS if index % 2 == 0 else tuple(reversed(ARMS))
+            # Turn which arm goes first, so none always meets a warmer machine.
+            shift = index % len(arms)
+            order = arms[shift:] + arms[:shift]
             runs[scenario], ticks[scenario] = {}, {}
             for arm in order:
                 runs[scenario][arm], ticks[scenario][arm] = run_one(
-                    scenario, arm, args.ticks, Path(tmp)
+                    scenario, arm, args.ticks, Path(tmp), trees[arm]
                 )
             # So far, should a run fail.
-            _write(args.out, start, model, args.ticks, runs, pooled_tick_p99(ticks))
-            for arm in ARMS:
+            _write(args.out, start, model, args.ticks, runs, pooled_tick_p99(ticks, arms))
+            for arm in arms:
                 r = runs[scenario][arm]
                 print(
                     f"{scenario:11s} {arm:5s} greetings {r['greetings_within_1_tick']}/"
@@ -159,7 +184,7 @@ def main() -> None:
                     f"tick p99 {r['tick_ms_p99']:.2f} ms",
                     file=sys.stderr,
                 )
-    for group, row in pooled_tick_p99(ticks).items():
+    for group, row in pooled_tick_p99(ticks, arms).items():
         print(f"tick p99 over the {group} games pooled: {row}", file=sys.stderr)
     print(f"-> {args.out}")
 
@@ -172,13 +197,16 @@ def _write(
     runs: dict[str, dict[str, Any]],
     pooled: dict[str, dict[str, float | None]],
 ) -> None:
+    arms = {
+        "queue": 'game.dialogue.admission = "queue": every ask submitted and waited for',
+        "value": 'game.dialogue.admission = "value": value admission, greetings never late',
+    }
+    for arm in {arm for scenario in runs.values() for arm in scenario} - set(arms):
+        arms[arm] = f"value admission as commit {arm.partition('@')[2]} had it"
     document = {
         "machine": machine_header(start, model=model),
         "ticks_per_run": ticks,
-        "arms": {
-            "queue": 'game.dialogue.admission = "queue": every ask submitted and waited for',
-            "value": 'game.dialogue.admission = "value": value admission, greetings never late',
-        },
+        "arms": arms,
         "pooled_tick_p99": pooled,
         "runs": runs,
     }

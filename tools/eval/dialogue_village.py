@@ -28,22 +28,7 @@ if str(ROOT) not in sys.path:
 
 from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
 from tools.bench.machine import load_average, machine_header  # noqa: E402
-
-
-def checkout(ref: str) -> Path:
-    """A worktree of ``ref`` in the temporary folder (reused when it is already there)."""
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", ref], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
-    where = Path(tempfile.gettempdir()) / f"zerostall-{commit}"
-    if not where.exists():
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(where), commit],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
-    return where
+from tools.bench.trees import checkout  # noqa: E402
 
 
 def run(tree: Path, ticks: int, workdir: Path, tag: str) -> dict[str, Any]:

@@ -31,3 +31,17 @@ def test_a_group_with_no_game_yet_is_left_out() -> None:
     pooled = pooled_tick_p99({"crowd:31": {"queue": [1.0, 2.0], "value": [1.0, 2.0]}})
     assert "village" not in pooled
     assert pooled["all"]["ratio"] == pytest.approx(1.0)
+
+
+def test_a_base_arm_is_pooled_and_value_is_set_against_it() -> None:
+    ticks = {
+        "village:3": {
+            "queue": [1.0] * 200,
+            "value": [1.0] * 196 + [2.0] * 4,
+            "value@abc123": [1.0] * 196 + [4.0] * 4,
+        },
+    }
+    village = pooled_tick_p99(ticks, ("queue", "value", "value@abc123"))["village"]
+    assert village["value@abc123"] == pytest.approx(4.0)
+    assert village["ratio"] == pytest.approx(2.0)
+    assert village["base_ratio"] == pytest.approx(0.5)
