@@ -170,9 +170,14 @@ def mentions(text: str, keywords: Iterable[str]) -> bool:
 
 def names_in(text: str, names: Iterable[str]) -> tuple[str, ...]:
     """The names from ``names`` that ``text`` uses as whole words (case as written)."""
-    return tuple(
-        name for name in names if name and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text)
-    )
+    return tuple(name for name in names if name and _whole_word(name).search(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_word(name: str) -> re.Pattern[str]:
+    """``name`` as a whole word, compiled once: the same few hundred names and terms are
+    looked for in every line the worker judges and every prompt the game builds."""
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
 
 
 def without_introductions(text: str, names: Sequence[str]) -> str:

@@ -6,14 +6,18 @@ is asked for at once, at predictive priority, and kept with its snapshot when it
 arrives. While nothing waits for the worker, the nearest villager in view who has no
 greeting ready gets one ahead of any approach, at ambient priority, so that any other
 line goes first. When a villager greets the player, their farewell is asked for
-the same way, and kept for the moment the player walks off. When the greeting's
-trigger fires the prepared line is shown in the same tick if it still fits the world;
-if none is ready, the caller shows a template line in that tick, and a request still in
-flight is cancelled and counted late: a greeting is never late. A prediction that is
-withdrawn cancels its request, unless the worker is already writing it for a villager
-in view: then it is kept for the next approach. A line nobody needs expires; a line
-that a hit or a fall has made wrong, or that was written before the villager's
-attitude, errand or memories changed, is dropped. Every outcome is counted.
+the same way, and kept for the moment the player walks off. These prompts are built on
+the main thread, a few tenths of a millisecond each: at most one in a tick, and none in
+a tick that built another line's, so that their cost never piles up in one frame.
+
+When the greeting's trigger fires the prepared line is shown in the same tick if it
+still fits the world; if none is ready, the caller shows a template line in that tick,
+and a request still in flight is cancelled and counted late: a greeting is never late.
+A prediction that is withdrawn cancels its request, unless the worker is already
+writing it for a villager in view: then it is kept for the next approach. A line nobody
+needs expires; a line that a hit or a fall has made wrong, or that was written before
+the villager's attitude, errand or memories changed, is dropped. Every outcome is
+counted.
 """
 
 from __future__ import annotations
@@ -145,6 +149,10 @@ class GreetingPreparer:
         """Greetings that had no model line in their tick, by why (:meth:`_why_none`)."""
         self._ended: dict[int, str] = {}
         """How each villager's last greeting request ended, until the next is asked."""
+        self._partings_due: dict[int, LineAsk] = {}
+        """Villagers who have greeted the player and whose farewell is still to be asked."""
+        self._built_tick = -1
+        """The last tick in which a line's prompt was built (see :meth:`note_built`)."""
 
     def use_settings(self, rate_limit_s: float, admission: Admission | None, ahead: bool) -> None:
         """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue);
@@ -155,8 +163,20 @@ class GreetingPreparer:
 
     # -- notice and predict ---------------------------------------------------
 
+    def note_built(self, tick: int) -> None:
+        """A line's prompt was built in ``tick``: what is prepared ahead waits for another."""
+        self._built_tick = tick
+
+    def _may_build(self, tick: int) -> bool:
+        return self._built_tick != tick
+
     def predict(self, tick: int) -> None:
-        """Update the predictions; cancel withdrawn ones and ask for confident ones."""
+        """Update the predictions; cancel withdrawn ones and ask for confident ones.
+
+        At most one prompt is built per call, in a tick that built no other: the most
+        pressing first (a predicted encounter, then a farewell, then a greeting written
+        ahead). What is left is asked at the next call, a few ticks later.
+        """
         world = self._world
         player = world.player_status()
         me = Motion(player.id, player.x, player.y, player.vx, player.vy)
@@ -172,10 +192,20 @@ class GreetingPreparer:
                 self._withdraw(record, "cancelled")
         for npc_id, eta_s in self._predictor.active.items():
             if self._may_ask(tick, npc_id):
-                self._ask(tick, npc_id, player.id, eta_s)
+                if self._may_build(tick):
+                    self._ask(tick, npc_id, player.id, eta_s)
             else:
                 self._raise_ahead(npc_id, eta_s)
-        if self.ahead_enabled and self._admission is not None and self._room_ahead():
+        if self._partings_due and self._may_build(tick):
+            npc_id, greeting = next(iter(self._partings_due.items()))
+            del self._partings_due[npc_id]
+            self._ask_parting(tick, greeting)
+        if (
+            self.ahead_enabled
+            and self._admission is not None
+            and self._may_build(tick)
+            and self._room_ahead()
+        ):
             self._ask_ahead(tick, me, greeters)
 
     def _aheads(self) -> list[LineRecord]:
@@ -288,8 +318,8 @@ class GreetingPreparer:
         ended = self._ended.pop(npc_id, "used")
         return "unasked" if ended == "used" else ended
 
-    def _ask_parting(self, greeting: LineAsk) -> None:
-        """The villager has just greeted: write their farewell while the player stays.
+    def _ask_parting(self, tick: int, greeting: LineAsk) -> None:
+        """The villager has greeted: write their farewell while the player stays.
 
         Only when nothing but a greeting written ahead is waiting for the worker:
         behind a queue, it would be written after the player has gone (measured: most
@@ -304,8 +334,9 @@ class GreetingPreparer:
             or self._records.prediction_for(npc_id, LineKind.PARTING) is not None
         ):
             return
-        ask = LineAsk(greeting.tick, npc_id, Trigger.FAREWELL, greeting.listener_id)
+        ask = LineAsk(tick, npc_id, Trigger.FAREWELL, greeting.listener_id)
         request = self._builder.request(ask, True, priority=Priority.AMBIENT)
+        self._built_tick = tick
         cost = admission.cost_s(request)
         request = replace(request, value=value(Trigger.FAREWELL, _PARTING_CHANCE, cost))
         handle = self._runtime.submit(request)
@@ -343,6 +374,7 @@ class GreetingPreparer:
                 self._shed(tick, npc_id, admission)
                 return
             request = replace(self._builder.request(ask, True), value=verdict.value)
+        self._built_tick = tick
         self._asked_tick[npc_id] = tick
         self._shed_until.pop(npc_id, None)
         self._ended.pop(npc_id, None)
@@ -392,7 +424,8 @@ class GreetingPreparer:
         """
         self._predictor.forget(ask.npc_id)
         shed = self._shed_until.pop(ask.npc_id, None) is not None
-        self._ask_parting(ask)
+        if self._admission is not None and self.ahead_enabled:
+            self._partings_due[ask.npc_id] = ask
         if self._use_ready(ask, self.ready, self.outcomes, LineKind.PREDICTION):
             return True
         why = self._why_none(ask.npc_id)
@@ -405,6 +438,7 @@ class GreetingPreparer:
         False when there is none, and the caller answers as for any farewell. One still
         being written would come after the player has gone: it is cancelled, counted late.
         """
+        self._partings_due.pop(ask.npc_id, None)
         return self._use_ready(ask, self.partings, self.parting_outcomes, LineKind.PARTING)
 
     def use_or_wait(self, ask: LineAsk) -> bool:
