@@ -4,6 +4,7 @@ dropped and counted, nothing the player caused ever shed, the queue in value ord
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
@@ -287,6 +288,35 @@ def test_a_farewell_written_while_the_player_stays_is_said_as_they_walk_off(
     said = [(t, r) for t, r in tap.ready(marta) if r.ask.trigger is Trigger.FAREWELL]
     assert [(r.origin, t) for t, r in said] == [("prepared", ask.tick)]
     assert source.greetings.report().farewells["used"] == 1
+
+
+def test_prompts_written_ahead_are_built_one_a_tick_and_not_in_the_greetings_tick(
+    make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each prompt costs the main thread a few tenths of a millisecond in a real game: a
+    # farewell built in the very tick its greeting showed put both in one frame.
+    village, source, tap, marta = watching_marta(make_village, monkeypatch)
+    builder = source._builder
+    built: list[tuple[int, int, Trigger, bool]] = []
+    build = builder.request
+
+    def counted(ask: LineAsk, predictive: bool = False, **kwargs: object) -> object:
+        built.append((ask.tick, ask.npc_id, ask.trigger, predictive))
+        return build(ask, predictive, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builder, "request", counted)
+    walk(village, LEFT, 300, until=lambda: tap.asked(marta, Trigger.GREET))
+    greeting = tap.asked(marta, Trigger.GREET)
+    assert greeting is not None
+    walk(village, STAY, 120, until=lambda: marta in source.greetings.partings)
+
+    farewells = [t for t, npc, trigger, _ in built if npc == marta and trigger is Trigger.FAREWELL]
+    assert farewells
+    assert min(farewells) > greeting.tick
+    per_tick = Counter(tick for tick, *_ in built)
+    ahead = {tick for tick, _, _, predictive in built if predictive}
+    assert ahead
+    assert all(per_tick[tick] == 1 for tick in ahead)
 
 
 def test_a_farewell_that_would_repeat_the_greeting_is_not_said(
