@@ -11,9 +11,11 @@ scenario, so machine load hits both alike. Each run is its own process, as a pla
     python tools/bench/worker_time.py --ticks 600 --scenarios village:3
     python tools/bench/worker_time.py --base a5644ea --scenarios village:3,village:7
 
-``--base REF`` adds a third arm, ``value@REF``: value admission as the commit ``REF``
-had it, run from a git worktree of that commit, in turn with the other two. It measures a
-change to the worker against its base in the same sitting.
+``--base REF`` adds a third arm, ``value@REF``: value admission as the commit ``REF`` had
+it, run from a git worktree of that commit, in turn with the other two. It measures a
+change to the worker against its base in the same sitting. ``--repeats N`` plays the
+scenarios N times over (the later games keyed ``village:3 #2`` and so on); the pooled
+p99 takes every game's ticks.
 
 For each run: greetings shown within one tick of the villager greeting, the share of
 greetings (and of every trigger's lines) the model wrote, the share of worker seconds
@@ -150,6 +152,9 @@ def main() -> None:
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "worker_time.json")
     parser.add_argument("--base", help="a commit whose value admission runs as a third arm")
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="play every scenario this many times, pooled"
+    )
     args = parser.parse_args()
     trees = {arm: ROOT for arm in ARMS}
     if args.base:
@@ -163,21 +168,27 @@ def main() -> None:
     runs: dict[str, dict[str, Any]] = {}
     ticks: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for index, scenario in enumerate(args.scenarios.split(",")):
+        scenarios = args.scenarios.split(",")
+        plays = [
+            (scenario, scenario if repeat == 0 else f"{scenario} #{repeat + 1}")
+            for repeat in range(args.repeats)
+            for scenario in scenarios
+        ]
+        for index, (scenario, key) in enumerate(plays):
             # Turn which arm goes first, so none always meets a warmer machine.
             shift = index % len(arms)
             order = arms[shift:] + arms[:shift]
-            runs[scenario], ticks[scenario] = {}, {}
+            runs[key], ticks[key] = {}, {}
             for arm in order:
-                runs[scenario][arm], ticks[scenario][arm] = run_one(
+                runs[key][arm], ticks[key][arm] = run_one(
                     scenario, arm, args.ticks, Path(tmp), trees[arm]
                 )
             # So far, should a run fail.
             _write(args.out, start, model, args.ticks, runs, pooled_tick_p99(ticks, arms))
             for arm in arms:
-                r = runs[scenario][arm]
+                r = runs[key][arm]
                 print(
-                    f"{scenario:11s} {arm:5s} greetings {r['greetings_within_1_tick']}/"
+                    f"{key:11s} {arm:5s} greetings {r['greetings_within_1_tick']}/"
                     f"{r['greetings']} in 1 tick, model {r['greeting_model_share']}, "
                     f"all lines from the model {r['lines_from_model']}, "
                     f"worker on shown {r['worker_shown_share']:.0%}, "
