@@ -151,8 +151,6 @@ class GreetingPreparer:
         """How each villager's last greeting request ended, until the next is asked."""
         self._partings_due: dict[int, LineAsk] = {}
         """Villagers who have greeted the player and whose farewell is still to be asked."""
-        self._built_tick = -1
-        """The last tick in which a line's prompt was built (see :meth:`note_built`)."""
 
     def use_settings(self, rate_limit_s: float, admission: Admission | None, ahead: bool) -> None:
         """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue);
@@ -163,12 +161,9 @@ class GreetingPreparer:
 
     # -- notice and predict ---------------------------------------------------
 
-    def note_built(self, tick: int) -> None:
-        """A line's prompt was built in ``tick``: what is prepared ahead waits for another."""
-        self._built_tick = tick
-
     def _may_build(self, tick: int) -> bool:
-        return self._built_tick != tick
+        """Whether no line's prompt was built in ``tick`` yet: one prepared ahead may be."""
+        return self._builder.built_tick != tick
 
     def predict(self, tick: int) -> None:
         """Update the predictions; cancel withdrawn ones and ask for confident ones.
@@ -336,7 +331,6 @@ class GreetingPreparer:
             return
         ask = LineAsk(tick, npc_id, Trigger.FAREWELL, greeting.listener_id)
         request = self._builder.request(ask, True, priority=Priority.AMBIENT)
-        self._built_tick = tick
         cost = admission.cost_s(request)
         request = replace(request, value=value(Trigger.FAREWELL, _PARTING_CHANCE, cost))
         handle = self._runtime.submit(request)
@@ -374,7 +368,6 @@ class GreetingPreparer:
                 self._shed(tick, npc_id, admission)
                 return
             request = replace(self._builder.request(ask, True), value=verdict.value)
-        self._built_tick = tick
         self._asked_tick[npc_id] = tick
         self._shed_until.pop(npc_id, None)
         self._ended.pop(npc_id, None)

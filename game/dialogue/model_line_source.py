@@ -176,7 +176,6 @@ class ModelLineSource:
         ):
             return
         request = self._builder.request(ask)
-        self.greetings.note_built(ask.tick)
         if self.admission is not None and self._pacing.predicts:
             admitted = self._admit(ask, request)
             if admitted is None:
@@ -216,7 +215,6 @@ class ModelLineSource:
         if ask.trigger is not Trigger.CHAT or not self._pacing.predicts or not self._ready():
             return
         self.runtime.prefill(self._builder.reply_request(ask, PLAYER_SPEAKER))
-        self.greetings.note_built(ask.tick)
 
     def poll(self, tick: int) -> list[LineEvent]:
         """Predict, expire, drain the runtime, and return what is ready to show."""

@@ -156,6 +156,8 @@ def main() -> None:
         "--repeats", type=int, default=1, help="play every scenario this many times, pooled"
     )
     args = parser.parse_args()
+    if args.repeats < 1:
+        raise SystemExit("worker_time: --repeats must be 1 or more")
     trees = {arm: ROOT for arm in ARMS}
     if args.base:
         try:
