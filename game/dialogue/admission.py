@@ -65,6 +65,10 @@ class Admission:
         distance = abs(status.x - player.x) if status is not None else float("inf")
         return Sight(distance <= self._half, distance, self._half)
 
+    def in_view(self, dx: float) -> bool:
+        """Whether a villager ``dx`` from the player along x is in the view."""
+        return abs(dx) <= self._half
+
     def wait_s(self) -> float:
         """The expected wait behind what is queued and running now."""
         runtime = self._runtime  # not metrics(): that computes percentiles

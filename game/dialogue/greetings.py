@@ -7,8 +7,9 @@ arrives. While nothing waits for the worker, the nearest villager in view who ha
 greeting ready gets one ahead of any approach, at ambient priority, so that any other
 line goes first. When a villager greets the player, their farewell is asked for
 the same way, and kept for the moment the player walks off. These prompts are built on
-the main thread, a few tenths of a millisecond each: at most one in a tick, and none in
-a tick that built another line's, so that their cost never piles up in one frame.
+the main thread, a few tenths of a millisecond each: at most one in a tick, none in a
+tick that built another line's, and none in a tick that updates the predictions, so
+that their cost never piles up in one frame.
 
 When the greeting's trigger fires the prepared line is shown in the same tick if it
 still fits the world; if none is ready, the caller shows a template line in that tick,
@@ -151,6 +152,12 @@ class GreetingPreparer:
         """How each villager's last greeting request ended, until the next is asked."""
         self._partings_due: dict[int, LineAsk] = {}
         """Villagers who have greeted the player and whose farewell is still to be asked."""
+        self._shown_tick = -1
+        """The tick a greeting or farewell fired last: it has work enough in that tick."""
+        self._player_id = world.player_status().id
+        self._motions: tuple[Motion, list[Motion]] | None = None
+        """The player's and the greeters' motions at the last update, until a greeting
+        written ahead has been considered from them (once per update)."""
 
     def use_settings(self, rate_limit_s: float, admission: Admission | None, ahead: bool) -> None:
         """Retry after the runtime's new rate limit; judge by ``admission`` (None: queue);
@@ -162,20 +169,20 @@ class GreetingPreparer:
     # -- notice and predict ---------------------------------------------------
 
     def _may_build(self, tick: int) -> bool:
-        """Whether no line's prompt was built in ``tick`` yet: one prepared ahead may be."""
-        return self._builder.built_tick != tick
+        """Whether no line's prompt was built in ``tick`` yet, nor a prepared line shown:
+        one prepared ahead may be."""
+        return self._builder.built_tick != tick and self._shown_tick != tick
 
     def predict(self, tick: int) -> None:
-        """Update the predictions; cancel withdrawn ones and ask for confident ones.
-
-        At most one prompt is built per call, in a tick that built no other: the most
-        pressing first (a predicted encounter, then a farewell, then a greeting written
-        ahead). What is left is asked at the next call, a few ticks later.
-        """
+        """Update the predictions: cancel withdrawn ones, raise greetings written ahead
+        that the player now heads for. What is to be asked is asked by :meth:`ask_next`,
+        in a later tick: the update and a prompt's build together made the dialogue's
+        slowest ticks."""
         world = self._world
         player = world.player_status()
         me = Motion(player.id, player.x, player.y, player.vx, player.vy)
         greeters = world.greeter_motions(_GREET_LEAD_TICKS)
+        self._motions = (me, greeters)
         for change in self._predictor.update(me, greeters):
             self._shed_until.pop(change.npc_id, None)
             record = None if change.started else self._records.prediction_for(change.npc_id)
@@ -186,22 +193,35 @@ class GreetingPreparer:
             else:
                 self._withdraw(record, "cancelled")
         for npc_id, eta_s in self._predictor.active.items():
-            if self._may_ask(tick, npc_id):
-                if self._may_build(tick):
-                    self._ask(tick, npc_id, player.id, eta_s)
-            else:
+            if not self._may_ask(tick, npc_id):
                 self._raise_ahead(npc_id, eta_s)
-        if self._partings_due and self._may_build(tick):
+
+    def ask_next(self, tick: int) -> None:
+        """Ask for the most pressing line still to be prepared, if no line's prompt was
+        built in ``tick`` yet: a predicted encounter, then a farewell, then a greeting
+        written ahead. One prompt at most, so that their cost never piles up in a frame;
+        what is left is asked in a later tick."""
+        if not self._may_build(tick):
+            return
+        for npc_id, eta_s in self._predictor.active.items():
+            if self._may_ask(tick, npc_id):
+                self._ask(tick, npc_id, self._player_id, eta_s)
+                if not self._may_build(tick):
+                    return
+        if self._partings_due:
             npc_id, greeting = next(iter(self._partings_due.items()))
             del self._partings_due[npc_id]
             self._ask_parting(tick, greeting)
+            if not self._may_build(tick):
+                return
+        motions, self._motions = self._motions, None
         if (
-            self.ahead_enabled
+            motions is not None
+            and self.ahead_enabled
             and self._admission is not None
-            and self._may_build(tick)
             and self._room_ahead()
         ):
-            self._ask_ahead(tick, me, greeters)
+            self._ask_ahead(tick, *motions)
 
     def _aheads(self) -> list[LineRecord]:
         """The greetings in flight that are written ahead of any approach (ambient)."""
@@ -272,16 +292,21 @@ class GreetingPreparer:
     def _ask_ahead(self, tick: int, me: Motion, greeters: list[Motion]) -> None:
         """Write the greeting of the villager in view the player will likely reach first,
         among those who have none: the nearest in view, counting one ahead of the
-        player's walk as half as far as one behind."""
-        assert self._admission is not None
+        player's walk as half as far as one behind.
+
+        Judged from the motions of the last update, a tick or two old: a villager who
+        has greeted since is no longer among the greeters, and is left out."""
+        admission = self._admission
+        assert admission is not None
         heading = 1.0 if me.vx > _WALKING else -1.0 if me.vx < -_WALKING else 0.0
         nearest = sorted(
             (_reach(motion.x - me.x, heading), motion.id)
             for motion in greeters
-            if self._may_ask(tick, motion.id)
+            if admission.in_view(motion.x - me.x) and self._may_ask(tick, motion.id)
         )
+        world = self._world
         for _, npc_id in nearest:
-            if self._admission.sight(npc_id).on_screen:
+            if world.would_greet(npc_id, _GREET_LEAD_TICKS):
                 self._ask(tick, npc_id, me.id, None)
                 return
 
@@ -416,6 +441,7 @@ class GreetingPreparer:
         tick. A request still in flight would be late: it is cancelled and counted.
         """
         self._predictor.forget(ask.npc_id)
+        self._shown_tick = ask.tick
         shed = self._shed_until.pop(ask.npc_id, None) is not None
         if self._admission is not None and self.ahead_enabled:
             self._partings_due[ask.npc_id] = ask
@@ -432,6 +458,7 @@ class GreetingPreparer:
         being written would come after the player has gone: it is cancelled, counted late.
         """
         self._partings_due.pop(ask.npc_id, None)
+        self._shown_tick = ask.tick
         return self._use_ready(ask, self.partings, self.parting_outcomes, LineKind.PARTING)
 
     def use_or_wait(self, ask: LineAsk) -> bool:

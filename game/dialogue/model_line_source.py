@@ -62,8 +62,9 @@ from game.ui.views import LoadView
 
 logger = logging.getLogger(__name__)
 
-# Encounters are predicted seconds ahead, so 20 updates a second are plenty; the ticks
-# in between spend nothing on prediction.
+# Encounters are predicted seconds ahead, so 20 updates a second are plenty. The ticks
+# in between ask for the lines prepared ahead: an update and a prompt's build in the same
+# tick were the dialogue's slowest ticks.
 _PREDICT_EVERY = 3
 # One event seen by a whole crowd (a toppled stack) must not flood the queue: the first
 # few onlookers get model lines, the rest answer at once from their templates.
@@ -227,6 +228,8 @@ class ModelLineSource:
             if self._pacing.predicts and tick % _PREDICT_EVERY == 0:
                 self.greetings.predict(tick)
                 self._withdraw_lost(tick)
+            elif self._pacing.predicts:
+                self.greetings.ask_next(tick)
         self.greetings.drop_outdated(tick)
         self._voices.clear()
         for event in self.runtime.poll():

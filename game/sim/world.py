@@ -302,6 +302,11 @@ class World:
                 out.append(Motion(v.id, p.x, p.y, vel.x, vel.y))
         return out
 
+    def would_greet(self, npc_id: int, within_ticks: int = 0) -> bool:
+        """Whether one villager is among :meth:`greeter_motions` (``within_ticks``)."""
+        v = self._villager_by_id.get(npc_id)
+        return v is not None and v.brain.would_greet(self.tick + within_ticks)
+
     def player_status(self) -> PlayerStatus:
         """The player's id, position, velocity and carried prop id."""
         return player_status(self.player)

@@ -294,11 +294,20 @@ def test_prompts_written_ahead_are_built_one_a_tick_and_not_in_the_greetings_tic
     make_village: Callable[..., Session], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Each prompt costs the main thread a few tenths of a millisecond in a real game: a
-    # farewell built in the very tick its greeting showed put both in one frame.
+    # farewell built in the very tick its greeting showed put both in one frame, and so
+    # did a prompt built in a tick that updated the predictions.
     village, source, tap, marta = watching_marta(make_village, monkeypatch)
     builder = source._builder
     built: list[tuple[int, int, Trigger, bool]] = []
     build = builder.request
+    updates: list[int] = []
+    update = source.greetings.predict
+
+    def predicting(tick: int) -> None:
+        updates.append(tick)
+        update(tick)
+
+    monkeypatch.setattr(source.greetings, "predict", predicting)
 
     def counted(ask: LineAsk, predictive: bool = False, **kwargs: object) -> object:
         built.append((ask.tick, ask.npc_id, ask.trigger, predictive))
@@ -317,6 +326,8 @@ def test_prompts_written_ahead_are_built_one_a_tick_and_not_in_the_greetings_tic
     ahead = {tick for tick, _, _, predictive in built if predictive}
     assert ahead
     assert all(per_tick[tick] == 1 for tick in ahead)
+    assert updates
+    assert not ahead & set(updates)
 
 
 def test_a_farewell_that_would_repeat_the_greeting_is_not_said(
@@ -391,6 +402,12 @@ def test_a_greeting_is_prepared_before_the_villagers_wait_to_greet_again_ends(
     for villager in village.world.villagers:
         villager.brain._greet_ready = ends  # noqa: SLF001 - as if each had just greeted
     assert not village.world.greeter_motions()
+    lead = round(wait_s * 60) + 1
+    greeters = {motion.id for motion in village.world.greeter_motions(lead)}
+    assert greeters == {
+        v.id for v in village.world.villagers if village.world.would_greet(v.id, lead)
+    }
+    assert greeters and not any(village.world.would_greet(v.id) for v in village.world.villagers)
 
     walk(village, STAY, 90)
     assert bool(source.greetings.ready or list(source.records.of_kind(LineKind.PREDICTION))) is (
