@@ -407,7 +407,8 @@ def test_a_greeting_is_prepared_before_the_villagers_wait_to_greet_again_ends(
     assert greeters == {
         v.id for v in village.world.villagers if village.world.would_greet(v.id, lead)
     }
-    assert greeters and not any(village.world.would_greet(v.id) for v in village.world.villagers)
+    assert greeters
+    assert not any(village.world.would_greet(v.id) for v in village.world.villagers)
 
     walk(village, STAY, 90)
     assert bool(source.greetings.ready or list(source.records.of_kind(LineKind.PREDICTION))) is (
