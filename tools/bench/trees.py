@@ -15,10 +15,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def checkout(ref: str) -> Path:
-    """A worktree of ``ref`` in the temporary folder (reused when it is already there)."""
-    commit = subprocess.run(
-        ["git", "rev-parse", "--short", ref], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    """A worktree of ``ref`` in the temporary folder (reused when it is already there).
+
+    A ref git does not know ends the tool with one message."""
+    found = subprocess.run(
+        ["git", "rev-parse", "--verify", "--quiet", "--short", f"{ref}^{{commit}}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if found.returncode != 0:
+        raise SystemExit(f"no commit {ref!r} to check out")
+    commit = found.stdout.strip()
     where = Path(tempfile.gettempdir()) / f"zerostall-{commit}"
     if not where.exists():
         subprocess.run(
