@@ -8,6 +8,7 @@ untouched on every event.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Literal
@@ -89,6 +90,15 @@ class CandidatePlan:
     redraw_temperature: float | None = None
 
 
+PlanSource = CandidatePlan | Callable[[], CandidatePlan]
+"""A candidate plan, or a function that makes one (see :class:`LineRequest`)."""
+
+
+def make_plan(source: PlanSource) -> CandidatePlan:
+    """The plan ``source`` is or makes."""
+    return source if isinstance(source, CandidatePlan) else source()
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     """Choose among closed options by the model's likelihood, instead of writing text.
@@ -114,6 +124,10 @@ class LineRequest:
     ``value``: what the line is worth per second of worker time, as the caller
     judges it; within a priority the most valuable request runs first (and the
     least valuable is evicted first). Requests of equal value run oldest first.
+    ``plan`` may be given as a function that makes it: the word lists of its checks
+    take the game's thread a tenth of a millisecond or more to gather, and only the
+    worker reads them, so the worker makes the plan (:func:`make_plan`) as the request
+    starts. Such a function must read only data that nobody changes once it is built.
     """
 
     npc_id: int
@@ -125,7 +139,7 @@ class LineRequest:
     timeout_s: float
     max_tokens: int | None = None
     stream: bool = False
-    plan: CandidatePlan | None = None
+    plan: PlanSource | None = None
     choice: Choice | None = None
     value: float = 0.0
 

@@ -42,7 +42,7 @@ from ai.events import (
 from ai.hygiene import clean_line, clean_partial, is_garbage
 from ai.load_checks import Probe, check_prompt_sizes
 from ai.prompt import fit_prompt
-from ai.requests import CandidatePlan, Choice, Priority, PromptSpec
+from ai.requests import Choice, PlanSource, Priority, PromptSpec, make_plan
 from ai.scheduler import Scheduler, Ticket, TicketState
 
 logger = logging.getLogger(__name__)
@@ -343,10 +343,10 @@ class Worker:
         self._finish(ticket, LineCompleted(handle, request, text, stats))
 
     def _serve_candidates(
-        self, ticket: Ticket, plan: CandidatePlan, params: GenerationParams, prompt: PromptSpec
+        self, ticket: Ticket, plan: PlanSource, params: GenerationParams, prompt: PromptSpec
     ) -> None:
         try:
-            event = self._candidates.run(ticket, plan, params, prompt)
+            event = self._candidates.run(ticket, make_plan(plan), params, prompt)
         except Exception as exc:
             if ticket.cancel_reason is not None:
                 self._stopped(ticket)  # an interrupted decode: stopped on purpose

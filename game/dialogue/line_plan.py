@@ -17,14 +17,16 @@ import logging
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 
 from ai import CandidatePlan, GenerationConfig, LineCriteria, Priority, PromptSpec
+from ai.requests import PlanSource
 from ai.selection import names_in, words
 from game.assets import AssetError, asset_path
 from game.dialogue.facts import answer_words, matching_facts, question_words
-from game.dialogue.memory import BUMPED_FACT, THREW_FACT, Memory
+from game.dialogue.memory import BUMPED_FACT, THREW_FACT, Memory, Recollection
 from game.dialogue.persona_prompt import Persona, PromptStyle, build_prompt
 from game.dialogue.recall import (
     TRAVELLER_DEEDS,
@@ -179,6 +181,16 @@ class LineAskParts:
     errand_id: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class _Drawing:
+    """How a line is to be drawn, as the planner had it when the line was asked for."""
+
+    style: PromptStyle
+    count: int
+    contrast: bool
+    openers: tuple[str, ...]
+
+
 class LinePlanner:
     """Builds the prompt and the candidate plan of each line; see the module docstring.
 
@@ -242,8 +254,13 @@ class LinePlanner:
         """Whether the player asks if the villager remembers them (``game.dialogue.recall``)."""
         return is_recall_question(player_text, self._addresses)
 
-    def build(self, ask: LineAskParts, memory: Memory) -> tuple[PromptSpec, CandidatePlan]:
-        """The prompt and the candidate plan for one line."""
+    def build(self, ask: LineAskParts, memory: Memory) -> tuple[PromptSpec, PlanSource]:
+        """The prompt and the candidate plan for one line.
+
+        The plan comes as a function the worker calls when the line starts: gathering
+        its checks' word lists was about 40% of a line's cost on the game's thread. It
+        is made from the memory as it is now, and from the style and settings now.
+        """
         speaker = self._personas[ask.npc_id]
         chat = ask.trigger is Trigger.CHAT
         recall = chat and self.recalls(ask.player_text)
@@ -269,16 +286,82 @@ class LinePlanner:
             errand_state=ask.errand_state,
             recall=recall,
         )
-        return prompt, self._plan(ask, speaker, memory, known, recall)
+        # Openers take turns, so they are chosen here, on the game's thread.
+        openers = () if chat or self.style == "village" else self._openers(ask, speaker, memory)
+        if recall:
+            # The answer starts in the villager's voice and the right frame ("You're the
+            # one who"), and the model says what they remember.
+            openers = speaker.recall_openers if memory.facts else speaker.stranger_openers
+        drawing = _Drawing(self.style, self._count, self._contrast, openers)
+        return prompt, partial(
+            self._plan, ask, speaker, memory.recollection(), known, recall, drawing
+        )
 
     def _plan(
         self,
         ask: LineAskParts,
         speaker: Persona,
-        memory: Memory,
+        memory: Recollection,
         known: Sequence[Fact],
-        recall: bool = False,
+        recall: bool,
+        drawing: _Drawing,
     ) -> CandidatePlan:
+        """The candidate plan; runs on the worker (see :meth:`build`)."""
+        chat = ask.trigger is Trigger.CHAT
+        criteria = self._criteria(ask, speaker, memory, known, recall)
+        openers = drawing.openers
+        if ask.priority is Priority.PLAYER_CHAT:
+            # The tuned model gives the fact in its first sentence and wanders in the
+            # second ("...east of the well. Warm water makes a forge."): its answer ends
+            # at the first full sentence by which it has used the words of a fact asked
+            # for, or at its first full sentence when none was. "Do you remember me?" is
+            # answered as before: its check wants the memory named in its first words.
+            village = drawing.style == "village" and not recall
+            return CandidatePlan(
+                criteria,
+                openers,
+                _CHAT_REDRAWS,
+                "first_pass",
+                False,
+                _BUDGET_S[ask.priority],
+                _CHAT_TEMPERATURE,
+                VILLAGE_SENTENCE_WORDS if village else 0,
+                answer_words=answer_words(known) if village else (),
+            )
+        if drawing.style == "village":
+            # The tuned model's first line that passes the checks is shown: best-of-three
+            # and the contrastive score cost the worker three times the time and, in
+            # village runs, late greetings, for lines a reader did not prefer.
+            budget = _BUDGET_S[ask.priority]
+            return CandidatePlan(
+                criteria,
+                (),
+                _VILLAGE_DRAWS,
+                "first_pass",
+                False,
+                budget,
+                _VILLAGE_TEMPERATURE,
+                0 if chat else VILLAGE_SENTENCE_WORDS,
+                redraw_temperature=_VILLAGE_REDRAW_TEMPERATURE,
+            )
+        if ask.priority is Priority.REACTIVE or ask.trigger is Trigger.FAREWELL:
+            count = min(drawing.count, _REACTION_DRAWS)
+            budget = _BUDGET_S[Priority.REACTIVE]
+            return CandidatePlan(criteria, openers, count, "first_good", False, budget)
+        return CandidatePlan(
+            criteria, openers, drawing.count, "best", drawing.contrast, _BUDGET_S[ask.priority]
+        )
+
+    def _criteria(
+        self,
+        ask: LineAskParts,
+        speaker: Persona,
+        memory: Recollection,
+        known: Sequence[Fact],
+        recall: bool,
+    ) -> LineCriteria:
+        """What the line must and must not say. Runs on the worker: besides its arguments
+        it reads only what the planner was made with, which nothing changes."""
         chat = ask.trigger is Trigger.CHAT
         present = {*_own_names(speaker.name), *words_of_names(ask.listener, self._names)}
         remembered = memory.facts if recall else ()
@@ -286,7 +369,7 @@ class LinePlanner:
         absent = tuple(
             name for name in self._names if name not in present and name not in mentioned
         )
-        criteria = LineCriteria(
+        return LineCriteria(
             keywords=self._keywords(ask, known),
             # A reply to the player may say who is talking ("I'm Marta, the baker"); a bark
             # that names its own speaker or their trade reads like a stage label, or like
@@ -320,52 +403,6 @@ class LinePlanner:
             # A bump after a throw is not a throw: "Throwing a ball at me?" when bumped.
             past_only=_props_in_a_bump(ask, speaker, memory),
             now_words=_BUMP_NOW,
-        )
-        openers = () if chat or self.style == "village" else self._openers(ask, speaker, memory)
-        if recall:
-            # The answer starts in the villager's voice and the right frame ("You're the
-            # one who"), and the model says what they remember.
-            openers = speaker.recall_openers if memory.facts else speaker.stranger_openers
-        if ask.priority is Priority.PLAYER_CHAT:
-            # The tuned model gives the fact in its first sentence and wanders in the
-            # second ("...east of the well. Warm water makes a forge."): its answer ends
-            # at the first full sentence by which it has used the words of a fact asked
-            # for, or at its first full sentence when none was. "Do you remember me?" is
-            # answered as before: its check wants the memory named in its first words.
-            village = self.style == "village" and not recall
-            return CandidatePlan(
-                criteria,
-                openers,
-                _CHAT_REDRAWS,
-                "first_pass",
-                False,
-                _BUDGET_S[ask.priority],
-                _CHAT_TEMPERATURE,
-                VILLAGE_SENTENCE_WORDS if village else 0,
-                answer_words=answer_words(known) if village else (),
-            )
-        if self.style == "village":
-            # The tuned model's first line that passes the checks is shown: best-of-three
-            # and the contrastive score cost the worker three times the time and, in
-            # village runs, late greetings, for lines a reader did not prefer.
-            budget = _BUDGET_S[ask.priority]
-            return CandidatePlan(
-                criteria,
-                (),
-                _VILLAGE_DRAWS,
-                "first_pass",
-                False,
-                budget,
-                _VILLAGE_TEMPERATURE,
-                0 if chat else VILLAGE_SENTENCE_WORDS,
-                redraw_temperature=_VILLAGE_REDRAW_TEMPERATURE,
-            )
-        if ask.priority is Priority.REACTIVE or ask.trigger is Trigger.FAREWELL:
-            count = min(self._count, _REACTION_DRAWS)
-            budget = _BUDGET_S[Priority.REACTIVE]
-            return CandidatePlan(criteria, openers, count, "first_good", False, budget)
-        return CandidatePlan(
-            criteria, openers, self._count, "best", self._contrast, _BUDGET_S[ask.priority]
         )
 
     def _claimed_done(self, ask: LineAskParts) -> tuple[str, ...]:
@@ -434,7 +471,7 @@ def _unless_said(terms: Sequence[str], said: str) -> tuple[str, ...]:
     return tuple(term for term in terms if term not in used)
 
 
-def _props_in_a_bump(ask: LineAskParts, speaker: Persona, memory: Memory) -> tuple[str, ...]:
+def _props_in_a_bump(ask: LineAskParts, speaker: Persona, memory: Recollection) -> tuple[str, ...]:
     """For a bump by a traveller who threw something earlier, the props and throwing:
     nothing flew now. Told of the throw, the model wrote the bump as one ("Throwing a
     ball at me?", "Oof, what a ball!"), and readers rated each such line bad; the corpus
@@ -459,7 +496,7 @@ def _prop_words(kinds: Iterable[str]) -> tuple[str, ...]:
     return tuple(word for kind in kinds for word in (kind, kind + "s"))
 
 
-def _claimed_past(ask: LineAskParts, memory: Memory, chat: bool) -> tuple[str, ...]:
+def _claimed_past(ask: LineAskParts, memory: Recollection, chat: bool) -> tuple[str, ...]:
     """Words that claim a past the bark's prompt does not give it.
 
     Told of nothing the traveller did and with no errand waiting, a bark that says
@@ -475,7 +512,7 @@ def _claimed_past(ask: LineAskParts, memory: Memory, chat: bool) -> tuple[str, .
 
 
 def _made_up_numbers(
-    speaker: Persona, memory: Memory, mentioned: str, errand: str
+    speaker: Persona, memory: Recollection, mentioned: str, errand: str
 ) -> tuple[str, ...]:
     """Number words a reply was not told: every other one of ``_NUMBER_WORDS``.
 
@@ -488,7 +525,7 @@ def _made_up_numbers(
     return tuple(number for number in _NUMBER_WORDS if number not in given)
 
 
-def _first_meeting(memory: Memory) -> bool:
+def _first_meeting(memory: Recollection) -> bool:
     """Whether the villager has said nothing yet, nor learned anything of the traveller."""
     return not (memory.recent_lines or memory.older or memory.facts)
 

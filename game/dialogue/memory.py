@@ -59,6 +59,19 @@ class MemoryRecord:
     attitude: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Recollection:
+    """What a line's checks read of the speaker's memory, fixed when the line is asked.
+
+    It crosses to the worker with the request, which gathers the checks' word lists from
+    it (``game.dialogue.line_plan``): the memory itself goes on changing on the main thread.
+    """
+
+    facts: tuple[str, ...] = ()
+    recent_lines: tuple[str, ...] = ()
+    older: int = 0
+
+
 class Memory:
     """One villager's memory: a window of shown exchanges, a summary of older ones, facts.
 
@@ -193,6 +206,10 @@ class Memory:
         if self._topics:
             line += " about " + ", ".join(self._topics)
         return line + "."
+
+    def recollection(self) -> Recollection:
+        """The facts and lines a line's checks read, as they are now."""
+        return Recollection(tuple(self._facts), tuple(self._recent), self._older)
 
     def to_record(self) -> MemoryRecord:
         """Everything this memory holds, for a save."""

@@ -44,6 +44,7 @@ from ai import (  # noqa: E402
     ScriptedBackend,
 )
 from ai.events import LineFailed  # noqa: E402
+from ai.requests import make_plan  # noqa: E402
 from game.app import load_content_filter  # noqa: E402
 from game.config.settings import CONFIG_DIR, Settings, load_settings  # noqa: E402
 from game.dialogue.facts import fact_answer  # noqa: E402
@@ -293,8 +294,9 @@ class Harness:
         request, out = self._ask(arm, ask)
         name = self.personas[npc_id].name
         earlier = arm.said.setdefault(name, [])
-        plan = request.plan
-        assert plan is not None
+        assert request.plan is not None
+        # Made again here from what the request was built with: the worker's copy is gone.
+        plan = make_plan(request.plan)
         opener = _opener_of(out["text"], plan.openers)
         record = {**situation, "name": name, "priority": ask.priority.name.lower(), **out}
         record["opener"] = opener
@@ -329,8 +331,9 @@ class Harness:
             list(arm.runtime.wait(ahead, request.timeout_s + 60.0))
         memory.record_shown(PLAYER_SPEAKER, question["ask"])
         request, out = self._ask(arm, ask)
-        plan = request.plan
-        assert plan is not None
+        assert request.plan is not None
+        # Made again here from what the request was built with: the worker's copy is gone.
+        plan = make_plan(request.plan)
         text = out["text"]
         record = {**question, "history_exchanges": exchanges, "read_ahead": typed, "name": name}
         record.update(out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
@@ -24,7 +25,7 @@ from ai.backend import StopCheck
 from ai.candidates import leading_passes
 from ai.hygiene import end_after, sentence_end
 from ai.prompt import build_completion_prompt
-from ai.requests import Exchange
+from ai.requests import Exchange, PlanSource
 from ai.selection import (
     claims_to_be,
     copies,
@@ -219,7 +220,7 @@ def _script(prompt: PromptSpec) -> str:
 
 def _run(
     make_runtime: Callable[..., AiRuntime],
-    plan: CandidatePlan,
+    plan: PlanSource,
     script: object = _script,
     stream: bool = False,
 ) -> tuple[EventLog, ScriptedBackend]:
@@ -232,6 +233,23 @@ def _run(
     runtime.submit(replace(request, plan=plan))
     log.until(lambda: bool(log.of(LineCompleted) or log.of(FallbackUsed)))
     return log, backend
+
+
+def test_a_plan_given_as_a_function_is_made_on_the_worker(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    made_on: list[threading.Thread] = []
+
+    def source() -> CandidatePlan:
+        made_on.append(threading.current_thread())
+        return _plan()
+
+    log, _ = _run(make_runtime, source)
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "Oi, that crate nearly got me."  # the plan's checks applied
+    assert len(made_on) == 1
+    assert made_on[0] is not threading.main_thread()
 
 
 def test_selection_skips_a_failing_candidate(make_runtime: Callable[..., AiRuntime]) -> None:

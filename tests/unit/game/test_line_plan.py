@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ai import GenerationConfig, Priority
+from ai import CandidatePlan, GenerationConfig, Priority, PromptSpec
+from ai.requests import make_plan
 from ai.selection import judge
 from game.assets import AssetError
 from game.dialogue.facts import answer_words, matching_facts
@@ -35,6 +36,14 @@ def _planner_for(personas: dict[int, Persona]) -> LinePlanner:
     )
 
 
+def build(
+    planner: LinePlanner, ask: LineAskParts, memory: Memory
+) -> tuple[PromptSpec, CandidatePlan]:
+    """The prompt and the plan, its criteria made as the worker makes them."""
+    prompt, plan = planner.build(ask, memory)
+    return prompt, make_plan(plan)
+
+
 @pytest.fixture(scope="module")
 def planner() -> LinePlanner:
     return _planner_for(_cast_personas())
@@ -45,7 +54,7 @@ def test_openers_come_from_the_villagers_data_and_take_turns(planner: LinePlanne
     ask = LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="crate")
     leads = []
     for _ in range(3):
-        prompt, plan = planner.build(ask, memory)
+        prompt, plan = build(planner, ask, memory)
         assert set(plan.openers) == {"Ow!", "Ow, my arm!", "Who throws"}
         assert prompt.opener == ""  # the worker sets each candidate's opener
         leads.append(plan.openers[0])
@@ -56,7 +65,7 @@ def test_the_opener_of_the_last_line_does_not_lead_again(planner: LinePlanner) -
     memory = Memory()
     ask = LineAskParts(2, Trigger.GREET, Priority.PREDICTIVE)
     for _ in range(4):
-        _, plan = planner.build(ask, memory)
+        _, plan = build(planner, ask, memory)
         last = next((t.text for t in reversed(memory.exchanges)), "")
         assert not last.startswith(plan.openers[0])
         memory.record_shown("Brann", f"{plan.openers[0]} Good to see you.")
@@ -64,15 +73,16 @@ def test_the_opener_of_the_last_line_does_not_lead_again(planner: LinePlanner) -
 
 def test_plans_by_class(planner: LinePlanner) -> None:
     memory = Memory()
-    _, chat = planner.build(
+    _, chat = build(
+        planner,
         LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="What do you sell?"),
         memory,
     )
     assert (chat.settle, chat.contrast, chat.openers) == ("first_pass", False, ())
     assert "bread" in chat.criteria.keywords
-    _, reaction = planner.build(LineAskParts(1, Trigger.HIT, Priority.REACTIVE), memory)
+    _, reaction = build(planner, LineAskParts(1, Trigger.HIT, Priority.REACTIVE), memory)
     assert (reaction.settle, reaction.contrast) == ("first_good", False)
-    _, prepared = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
+    _, prepared = build(planner, LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
     assert (prepared.settle, prepared.count, prepared.contrast) == ("best", 3, True)
 
 
@@ -80,7 +90,7 @@ def test_criteria_names_and_keywords(planner: LinePlanner) -> None:
     ask = LineAskParts(
         1, Trigger.NEAR_MISS, Priority.REACTIVE, listener="Brann the blacksmith", subject="barrel"
     )
-    _, plan = planner.build(ask, Memory())
+    _, plan = build(planner, ask, Memory())
     criteria = plan.criteria
     assert criteria.speaker_names == ("Marta", "baker")
     assert judge("Ah, the baker!", criteria).faults == ("self_name",)
@@ -93,15 +103,28 @@ def test_criteria_names_and_keywords(planner: LinePlanner) -> None:
     assert "Ow! My good arm!" in criteria.examples
 
 
+def test_a_plan_is_made_from_the_memory_as_it_was_when_the_line_was_asked(
+    planner: LinePlanner,
+) -> None:
+    memory = Memory()
+    _, source = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
+    assert not isinstance(source, CandidatePlan)  # made later, on the worker
+    memory.record_shown("Marta", "Fresh bread, still warm!")
+    memory.add_fact("the traveller threw a crate at them")
+    criteria = make_plan(source).criteria
+    assert criteria.remembered == ()
+    assert criteria.introduces  # still a first meeting, as when the line was asked
+
+
 def test_only_a_first_greeting_may_say_who_is_speaking(planner: LinePlanner) -> None:
     greet = LineAskParts(5, Trigger.GREET, Priority.PREDICTIVE)
     memory = Memory()
-    _, first = planner.build(greet, memory)
+    _, first = build(planner, greet, memory)
     assert judge("Hello! I'm Pip!", first.criteria).passes
-    _, hit = planner.build(LineAskParts(5, Trigger.HIT, Priority.REACTIVE), memory)
+    _, hit = build(planner, LineAskParts(5, Trigger.HIT, Priority.REACTIVE), memory)
     assert judge("Ow! I'm Pip!", hit.criteria).faults == ("self_name",)
     memory.record_shown("Pip", "Ooh, a stranger!")
-    _, again = planner.build(greet, memory)
+    _, again = build(planner, greet, memory)
     assert judge("Hello! I'm Pip!", again.criteria).faults == ("self_name",)
 
 
@@ -112,7 +135,7 @@ def test_no_line_may_have_its_speaker_say_they_are_a_prop(planner: LinePlanner) 
         LineAskParts(5, Trigger.HIT, Priority.REACTIVE, subject="ball"),
         LineAskParts(5, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="who are you?"),
     ):
-        _, plan = planner.build(ask, Memory())
+        _, plan = build(planner, ask, Memory())
         assert judge("I'm the ball!", plan.criteria).faults == ("is_thing",)
         assert judge("Hello! I'm Pip!", plan.criteria).faults != ("is_thing",)
 
@@ -129,14 +152,14 @@ def test_a_villager_addresses_people_only_in_their_own_words(planner: LinePlanne
         (brann, "Hey, that's my brother!", False),
         (brann, "Morning, friend. Seasons change.", True),
     ):
-        _, plan = planner.build(LineAskParts(npc, Trigger.GREET, Priority.PREDICTIVE), Memory())
+        _, plan = build(planner, LineAskParts(npc, Trigger.GREET, Priority.PREDICTIVE), Memory())
         faults = judge(line, plan.criteria).faults
         assert (faults == ()) is fits, (npc, line, faults)
         if not fits:
             assert faults == ("foreign_word",)
     # Words the player used may come back in the answer.
     ask = LineAskParts(brann, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Seen my sister?")
-    _, plan = planner.build(ask, Memory())
+    _, plan = build(planner, ask, Memory())
     assert "sister" not in plan.criteria.foreign_words
     assert "citizen" in plan.criteria.foreign_words
 
@@ -154,15 +177,15 @@ def test_a_bump_is_not_told_as_a_throw(planner: LinePlanner) -> None:
         (pip, "Hey, no throwing!", False),
         (brann, "First a ball, now elbows.", True),
     ):
-        _, plan = planner.build(LineAskParts(npc, Trigger.BUMPED, Priority.REACTIVE), memory)
+        _, plan = build(planner, LineAskParts(npc, Trigger.BUMPED, Priority.REACTIVE), memory)
         faults = judge(line, plan.criteria).faults
         assert (faults == ()) is fits, (npc, line, faults)
     # A hit is a throw.
     ask = LineAskParts(brann, Trigger.HIT, Priority.REACTIVE, subject="ball")
-    _, plan = planner.build(ask, memory)
+    _, plan = build(planner, ask, memory)
     assert judge("Throwing a ball at me?", plan.criteria).passes
     # With no throw remembered, a bump may spill the apples.
-    _, plan = planner.build(LineAskParts(brann, Trigger.BUMPED, Priority.REACTIVE), Memory())
+    _, plan = build(planner, LineAskParts(brann, Trigger.BUMPED, Priority.REACTIVE), Memory())
     assert judge("Watch it! My apples nearly spilled.", plan.criteria).passes
 
 
@@ -172,7 +195,7 @@ def test_a_numbered_villager_of_the_crowd_is_still_called_by_their_name() -> Non
     twin = len(personas) + 1
     personas[twin] = Persona("Pip 2", pip.role, pip.persona, pip.lines, pip.openers, pip.facts)
     planner = _planner_for(personas)
-    _, plan = planner.build(LineAskParts(twin, Trigger.GREET, Priority.PREDICTIVE), Memory())
+    _, plan = build(planner, LineAskParts(twin, Trigger.GREET, Priority.PREDICTIVE), Memory())
     assert plan.criteria.speaker_names == ("Pip 2", "Pip", pip.role)
     assert "Pip" not in plan.criteria.absent_names
     assert judge("Hello, I'm Pip!", plan.criteria).passes
@@ -181,19 +204,19 @@ def test_a_numbered_villager_of_the_crowd_is_still_called_by_their_name() -> Non
 
 def test_chat_prompt_carries_the_matching_fact(planner: LinePlanner) -> None:
     ask = LineAskParts(5, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Where is your ball?")
-    prompt, _ = planner.build(ask, Memory())
+    prompt, _ = build(planner, ask, Memory())
     # The fact comes as the villager's own words, right before the question.
     assert prompt.history[-1].speaker == "Pip the child (knows)"
     assert "market hall roof" in prompt.history[-1].text
     # A villager the player asks about may be named in the answer.
     ask = LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Who is Odo?")
-    prompt, plan = planner.build(ask, Memory())
+    prompt, plan = build(planner, ask, Memory())
     assert "Odo is the farmer" in prompt.history[-1].text
     assert "Odo" not in plan.criteria.absent_names
     assert "Pip" in plan.criteria.absent_names
     # A reply may say who is talking; a bark may not (see the test above).
     ask = LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="What is your name?")
-    _, plan = planner.build(ask, Memory())
+    _, plan = build(planner, ask, Memory())
     assert plan.criteria.speaker_names == ()
 
 
@@ -304,15 +327,15 @@ def test_an_errand_line_may_not_say_the_errand_is_done_while_it_is_not() -> None
     planner = _village_planner()
     for trigger in (Trigger.ERRAND_OFFER, Trigger.ERRAND_HINT):
         ask = LineAskParts(1, trigger, Priority.REACTIVE, errand="Get the ball", errand_id="ball")
-        _, plan = planner.build(ask, Memory())
+        _, plan = build(planner, ask, Memory())
         assert judge("Oh my, the ball's down!", plan.criteria).faults == ("foreign_word",)
         assert judge("Could you get my ball down?", plan.criteria).faults == ()
     # Another errand's claims, or a greeting, are not held against the line.
     apples = LineAskParts(1, Trigger.ERRAND_OFFER, Priority.REACTIVE, errand_id="apples")
-    _, plan = planner.build(apples, Memory())
+    _, plan = build(planner, apples, Memory())
     assert judge("Oh my, the ball's down!", plan.criteria).faults == ()
     greet = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE, errand_id="ball")
-    _, plan = planner.build(greet, Memory())
+    _, plan = build(planner, greet, Memory())
     assert "ball's down" not in plan.criteria.foreign_words
 
 
@@ -323,16 +346,16 @@ def test_a_reply_may_use_only_the_numbers_it_was_told() -> None:
     wen = next(i for i, s in enumerate(load_cast().npcs, start=1) if s.name == "Old Wen")
     question = "How long have you lived in Millbrook?"
     ask = LineAskParts(wen, Trigger.CHAT, Priority.PLAYER_CHAT, player_text=question)
-    _, plan = planner.build(ask, Memory())
+    _, plan = build(planner, ask, Memory())
     assert judge("Eighty years, child.", plan.criteria).faults == ()
     assert judge("Eight years, child.", plan.criteria).faults == ("foreign_word",)
     assert judge("Eighteen years, and still here.", plan.criteria).faults == ("foreign_word",)
     # A number the player said may come back.
     ask = LineAskParts(wen, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Are you ninety?")
-    _, plan = planner.build(ask, Memory())
+    _, plan = build(planner, ask, Memory())
     assert judge("Ninety? Not yet, child.", plan.criteria).faults == ()
     # Barks are not held to it.
-    _, plan = planner.build(LineAskParts(wen, Trigger.GREET, Priority.PREDICTIVE), Memory())
+    _, plan = build(planner, LineAskParts(wen, Trigger.GREET, Priority.PREDICTIVE), Memory())
     assert "eight" not in plan.criteria.foreign_words
 
 
@@ -349,7 +372,7 @@ def test_the_village_style_drops_the_shared_context_and_the_openers() -> None:
     ask = LineAskParts(
         1, Trigger.HIT, Priority.REACTIVE, subject="barrel", attitude="cross", errand_state="asked"
     )
-    prompt, plan = planner.build(ask, memory)
+    prompt, plan = build(planner, ask, memory)
     assert prompt.context == ""
     assert plan.openers == ()
     assert prompt.situation == "hit by a barrel"
@@ -366,14 +389,14 @@ def test_a_village_bark_recalls_one_memory_and_never_a_bump() -> None:
     memory.add_fact("the traveller asked them about the bakery")
     memory.add_fact("the traveller threw a ball at them")
     memory.add_fact("the traveller bumped into them")
-    greet, _ = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
+    greet, _ = build(planner, LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
     assert greet.notes == ("Marta remembers: the traveller threw a ball at them.",)
     # The reaction to a hit is about the prop that just flew, not an earlier one.
-    hit, _ = planner.build(LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="ball"), memory)
+    hit, _ = build(planner, LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="ball"), memory)
     assert hit.notes == ("Marta remembers: the traveller asked them about the bakery.",)
     # Chat still hears all it remembers, the bump too.
-    chat, _ = planner.build(
-        LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hello"), memory
+    chat, _ = build(
+        planner, LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hello"), memory
     )
     assert "Marta remembers: the traveller bumped into them." in chat.notes
     assert memory.facts[-1] == "the traveller bumped into them"  # the memory is untouched
@@ -381,8 +404,8 @@ def test_a_village_bark_recalls_one_memory_and_never_a_bump() -> None:
 
 def test_a_village_bark_ends_after_its_first_full_sentence_and_checks_props_and_roles() -> None:
     planner = _village_planner()
-    _, hit = planner.build(
-        LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="apple"), Memory()
+    _, hit = build(
+        planner, LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="apple"), Memory()
     )
     assert hit.sentence_words == 3
     assert set(hit.criteria.foreign_words) >= {
@@ -395,8 +418,8 @@ def test_a_village_bark_ends_after_its_first_full_sentence_and_checks_props_and_
     }
     assert "apple" not in hit.criteria.foreign_words
     assert "bump" in hit.criteria.listener_acts
-    _, chat = planner.build(
-        LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hi"), Memory()
+    _, chat = build(
+        planner, LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hi"), Memory()
     )
     # An answer ends at its first full sentence; "hi" asks for no fact.
     assert (chat.sentence_words, chat.answer_words) == (3, ())
@@ -411,25 +434,25 @@ def test_a_bark_told_of_nothing_may_not_claim_a_past() -> None:
     asked it may stand, and with something remembered "again" may, "waiting" not."""
     planner = _village_planner()
     fresh = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE)
-    _, plan = planner.build(fresh, Memory())
+    _, plan = build(planner, fresh, Memory())
     assert judge("I'm still waiting on your apples, dear.", plan.criteria).faults == (
         "foreign_word",
     )
     assert judge("Back again, are you?", plan.criteria).faults == ("foreign_word",)
     assert judge("Morning, dear! Bread's warm.", plan.criteria).faults == ()
     asked = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE, errand_state="asked")
-    _, plan = planner.build(asked, Memory())
+    _, plan = build(planner, asked, Memory())
     assert judge("I'm still waiting on your apples, dear.", plan.criteria).faults == ()
     memory = Memory()
     memory.add_fact("the traveller threw a ball at them")
-    _, plan = planner.build(fresh, memory)
+    _, plan = build(planner, fresh, memory)
     assert judge("Throwing things again?", plan.criteria).faults == ()
     # ...but a thrown thing remembered is no errand waiting.
     assert judge("I'm still waiting on the crates.", plan.criteria).faults == ("foreign_word",)
     # A bump is never told to a bark, so it does not license a past either.
     bumped = Memory()
     bumped.add_fact("the traveller bumped into them")
-    _, plan = planner.build(fresh, bumped)
+    _, plan = build(planner, fresh, bumped)
     assert judge("You again!", plan.criteria).faults == ("foreign_word",)
 
 
@@ -438,7 +461,7 @@ def test_the_village_style_says_what_the_villager_knows_as_a_note() -> None:
     memory = Memory()
     memory.record_shown("Player", "What do you sell?")
     ask = LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="What do you sell?")
-    prompt, _ = planner.build(ask, memory)
+    prompt, _ = build(planner, ask, memory)
     assert prompt.notes == ("Marta knows: I sell rye bread and honey cake; a loaf is two coppers.",)
     # The facts are notes, not lines of the conversation as in the few-shot style.
     assert all("knows" not in turn.speaker for turn in prompt.history)
@@ -447,7 +470,7 @@ def test_the_village_style_says_what_the_villager_knows_as_a_note() -> None:
 def test_a_villager_listener_is_named_once() -> None:
     planner = _village_planner()
     ask = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE, listener="Odo the farmer")
-    prompt, _ = planner.build(ask, Memory())
+    prompt, _ = build(planner, ask, Memory())
     assert prompt.situation == "Odo the farmer walks up"
 
 
@@ -458,12 +481,12 @@ def test_the_village_style_keeps_the_two_latest_memories_in_chat() -> None:
                  "the traveller threw an apple at them"):  # fmt: skip
         memory.add_fact(fact)
     ask = LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hello")
-    prompt, _ = planner.build(ask, memory)
+    prompt, _ = build(planner, ask, memory)
     assert prompt.notes == (
         "Marta remembers: the traveller threw a ball at them.",
         "Marta remembers: the traveller threw an apple at them.",
     )
-    greet, _ = planner.build(LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
+    greet, _ = build(planner, LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE), memory)
     assert greet.notes == ("Marta remembers: the traveller threw an apple at them.",)
 
 
@@ -471,7 +494,8 @@ def test_an_answer_ends_once_it_has_given_the_fact_asked_for() -> None:
     forge = Fact(("where", "forge"), "My forge is in the middle of the village, east of the well.")
     assert answer_words([forge]) == ("forge", "middle", "village", "east", "well")
     planner = _village_planner()
-    _, chat = planner.build(
+    _, chat = build(
+        planner,
         LineAskParts(2, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="Where is your forge?"),
         Memory(),
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from ai import GenerationConfig, Priority, PromptSpec, ScriptedBackend
+from ai.requests import make_plan
 from ai.scripted_backend import ScriptedReply, default_line
 from ai.selection import faults
 from game.core.session import Session
@@ -341,7 +342,7 @@ def _faults(
         1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="remember me?", errand=errand
     )
     _, plan = planner.build(ask, memory)
-    return faults(answer, plan.criteria)
+    return faults(answer, make_plan(plan).criteria)
 
 
 APPLES = "Fill the baker's basket with 5 apples"
