@@ -22,6 +22,9 @@ PromptFormat = Literal["auto", "completion", "chat"]
 ModelVerify = Literal["stamp", "always"]
 RemoteApi = Literal["completion", "chat"]
 TIER_NAMES = ("local", "remote")
+#: Lines of the village corpus a bark's prompt shows with the village adapter: none, as
+#: measured (docs/dialogue.md, "Corpus lines in the prompt").
+EXAMPLES_PER_BARK = 0
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -96,9 +99,11 @@ class GenerationConfig:
     chat_stop: tuple[str, ...] = ("\n",)
     candidates: int = 3
     contrast: bool = True
+    examples: int = EXAMPLES_PER_BARK
 
     def __post_init__(self) -> None:
         _require(1 <= self.candidates <= 8, "generation.candidates must be in 1..8")
+        _require(0 <= self.examples <= 4, "generation.examples must be in 0..4")
         _require(1 <= self.max_tokens <= 4096, "generation.max_tokens must be in 1..4096")
         _require(0.0 <= self.temperature <= 5.0, "generation.temperature must be in 0..5")
         _require(0.0 < self.top_p <= 1.0, "generation.top_p must be in (0, 1]")

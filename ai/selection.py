@@ -84,7 +84,8 @@ class LineCriteria:
     ``past_only`` are words that belong to what happened before, not to this moment: a
     line may use them only beside one of ``now_words``, which say what happens now or
     set the past apart ("First a crate, now elbows."); else it tells the past as
-    happening ("Throwing a ball at me?").
+    happening ("Throwing a ball at me?"). ``written`` are lines written by hand (as
+    :func:`normalized` gives them) that the line must not be word for word.
     """
 
     keywords: tuple[str, ...] = ()
@@ -101,6 +102,7 @@ class LineCriteria:
     things: tuple[str, ...] = ()
     past_only: tuple[str, ...] = ()
     now_words: tuple[str, ...] = ()
+    written: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +240,7 @@ def faults(text: str, criteria: LineCriteria) -> tuple[str, ...]:
     if len(words(text)) == 0:
         return ("empty",)
     found: list[str] = []
-    if copies(text, criteria.examples):
+    if copies(text, criteria.examples) or normalized(text) in criteria.written:
         found.append("copy")
     if echoes(text, (criteria.player_text, *criteria.remembered)):
         found.append("echo")

@@ -32,6 +32,7 @@ from game.core.shutdown import StopRequest
 from game.decisions.decider import Decider
 from game.decisions.options import OptionFinder
 from game.dialogue.disruptions import Disruptions
+from game.dialogue.examples import load_example_bank
 from game.dialogue.facts import fact_answer, matching_facts
 from game.dialogue.line_plan import LinePlanner, load_trigger_words
 from game.dialogue.line_source import LineSource, SourceStatus, TemplateLineSource
@@ -369,7 +370,10 @@ def _model_source(
         for npc_id, spec in specs.items()
     }
     context = shared_context(list(personas.values()))
-    planner = LinePlanner(context, personas, load_trigger_words(), ai.generation, world.cast.facts)
+    examples = load_example_bank(world.cast, world.level)
+    planner = LinePlanner(
+        context, personas, load_trigger_words(), ai.generation, world.cast.facts, examples
+    )
     runtime.start(largest_prompts(context, personas.values(), ai.hygiene))
     return ModelLineSource(
         runtime,

@@ -257,13 +257,16 @@ def training_line(record: CorpusRecord) -> str:
     return record.line if end is None else record.line[:end]
 
 
-def record_prompt(record: CorpusRecord, world: CorpusWorld) -> str:
-    """The prompt the game would build for the record's situation, ending in an open quote."""
-    spec = record_spec(record, world)
+def record_prompt(record: CorpusRecord, world: CorpusWorld, examples: str = "") -> str:
+    """The prompt the game would build for the record's situation, ending in an open quote.
+
+    ``examples`` open it, as the lines of the corpus the game shows before a bark.
+    """
+    spec = record_spec(record, world, examples)
     return build_completion_prompt(spec, spec.player_text)
 
 
-def record_spec(record: CorpusRecord, world: CorpusWorld) -> PromptSpec:
+def record_spec(record: CorpusRecord, world: CorpusWorld, examples: str = "") -> PromptSpec:
     """The game's prompt parts for the record's situation, in the village style."""
     speaker = world.personas[record.npc]
     memory = Memory()
@@ -295,6 +298,7 @@ def record_spec(record: CorpusRecord, world: CorpusWorld) -> PromptSpec:
         attitude=record.attitude,
         errand_state=record.errand,
         recall=recall,
+        examples=examples,
     )
 
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 import logging
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ai import CandidatePlan, GenerationConfig, LineCriteria, Priority, PromptSpec
 from ai.requests import PlanSource
@@ -27,7 +28,7 @@ from ai.selection import names_in, words
 from game.assets import AssetError, asset_path
 from game.dialogue.facts import answer_words, matching_facts, question_words
 from game.dialogue.memory import BUMPED_FACT, THREW_FACT, Memory, Recollection
-from game.dialogue.persona_prompt import Persona, PromptStyle, build_prompt
+from game.dialogue.persona_prompt import Moment, Persona, PromptStyle, build_prompt
 from game.dialogue.recall import (
     TRAVELLER_DEEDS,
     is_recall_question,
@@ -39,6 +40,9 @@ from game.dialogue.templates import fill
 from game.sim.cast import Fact
 from game.sim.events import Trigger
 from game.sim.props import PROP_KINDS
+
+if TYPE_CHECKING:
+    from game.dialogue.examples import Example, ExampleBank
 
 logger = logging.getLogger(__name__)
 
@@ -189,6 +193,8 @@ class _Drawing:
     count: int
     contrast: bool
     openers: tuple[str, ...]
+    shown: tuple[str, ...] = ()
+    """The corpus lines the prompt shows, which the line may not copy."""
 
 
 class LinePlanner:
@@ -206,12 +212,15 @@ class LinePlanner:
         trigger_words: TriggerWords,
         generation: GenerationConfig,
         shared_facts: Sequence[Fact] = (),
+        examples: ExampleBank | None = None,
     ) -> None:
         self._context = context
         self._personas = personas
         self._words = trigger_words
         self._count = generation.candidates
         self._contrast = generation.contrast
+        self._bank = examples
+        self._shown = generation.examples
         self._shared_facts = tuple(shared_facts)
         self._names = tuple(dict.fromkeys(p.name for p in personas.values()))
         # Names and trades may stand around "do you remember me?" ("Marta, remember me?").
@@ -227,13 +236,16 @@ class LinePlanner:
             )
         )
         self._turns: dict[tuple[int, Trigger], int] = {}
+        self._example_turns: dict[tuple[int, Trigger], int] = {}
         self._foreign_addresses = {p.name: _foreign_addresses(p) for p in personas.values()}
         self.style: PromptStyle = "fewshot"
 
     def use_generation(self, generation: GenerationConfig) -> None:
-        """Plan the lines asked from now on with ``generation``'s candidates and contrast."""
+        """Plan the lines asked from now on with ``generation``'s candidates, contrast
+        and examples."""
         self._count = generation.candidates
         self._contrast = generation.contrast
+        self._shown = generation.examples
 
     @property
     def context(self) -> str:
@@ -286,16 +298,45 @@ class LinePlanner:
             errand_state=ask.errand_state,
             recall=recall,
         )
+        shown = () if chat else self._examples_for(ask, speaker, memory, prompt)
+        if shown:
+            prompt = replace(prompt, context="\n".join(e.text for e in shown))
         # Openers take turns, so they are chosen here, on the game's thread.
         openers = () if chat or self.style == "village" else self._openers(ask, speaker, memory)
         if recall:
             # The answer starts in the villager's voice and the right frame ("You're the
             # one who"), and the model says what they remember.
             openers = speaker.recall_openers if memory.facts else speaker.stranger_openers
-        drawing = _Drawing(self.style, self._count, self._contrast, openers)
+        drawing = _Drawing(
+            self.style, self._count, self._contrast, openers, tuple(e.line for e in shown)
+        )
         return prompt, partial(
             self._plan, ask, speaker, memory.recollection(), known, recall, drawing
         )
+
+    def _examples_for(
+        self, ask: LineAskParts, speaker: Persona, memory: Memory, prompt: PromptSpec
+    ) -> tuple[Example, ...]:
+        """The corpus lines a village-style bark's prompt opens with.
+
+        They take turns among the best matches, so two lines of one villager in one
+        moment are not written after the same examples.
+        """
+        if self.style != "village" or self._bank is None or not self._shown:
+            return ()
+        moment = Moment(
+            speaker.label,
+            ask.trigger,
+            ask.listener,
+            ask.subject,
+            ask.errand_state,
+            tuple(memory.facts),
+            ask.attitude,
+        )
+        key = (ask.npc_id, ask.trigger)
+        turn = self._example_turns.get(key, 0)
+        self._example_turns[key] = turn + 1
+        return self._bank.pick(moment, self._shown, turn, prompt)
 
     def _plan(
         self,
@@ -308,7 +349,7 @@ class LinePlanner:
     ) -> CandidatePlan:
         """The candidate plan; runs on the worker (see :meth:`build`)."""
         chat = ask.trigger is Trigger.CHAT
-        criteria = self._criteria(ask, speaker, memory, known, recall)
+        criteria = self._criteria(ask, speaker, memory, known, recall, drawing.shown, drawing.style)
         openers = drawing.openers
         if ask.priority is Priority.PLAYER_CHAT:
             # The tuned model gives the fact in its first sentence and wanders in the
@@ -359,6 +400,8 @@ class LinePlanner:
         memory: Recollection,
         known: Sequence[Fact],
         recall: bool,
+        shown: tuple[str, ...] = (),
+        style: PromptStyle = "fewshot",
     ) -> LineCriteria:
         """What the line must and must not say. Runs on the worker: besides its arguments
         it reads only what the planner was made with, which nothing changes."""
@@ -376,7 +419,7 @@ class LinePlanner:
             # a villager who took themself for someone else ("Ah, the baker!" from Marta).
             speaker_names=() if chat else (*_own_names(speaker.name), speaker.role),
             absent_names=absent,
-            examples=self._examples,
+            examples=(*self._examples, *shown),
             remembered=memory.recent_lines,
             player_text=ask.player_text,
             foreign_words=(
@@ -403,6 +446,12 @@ class LinePlanner:
             # A bump after a throw is not a throw: "Throwing a ball at me?" when bumped.
             past_only=_props_in_a_bump(ask, speaker, memory),
             now_words=_BUMP_NOW,
+            # The village model's bark may not be a corpus line word for word.
+            written=(
+                self._bank.written(speaker.label)
+                if self._bank is not None and style == "village" and not chat
+                else frozenset()
+            ),
         )
 
     def _claimed_done(self, ask: LineAskParts) -> tuple[str, ...]:

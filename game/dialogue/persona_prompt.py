@@ -36,6 +36,8 @@ ATTITUDES = ("friendly", "wary", "cross")
 #: Where a villager's own errand stands, as prompts name it ("" before it is asked).
 ERRAND_STATES = ("asked", "done")
 
+_PROP_TRIGGERS = frozenset({Trigger.HIT, Trigger.NEAR_MISS})
+
 _PREAMBLE = (
     "Lines spoken by villagers in Millbrook, a small farming village. "
     "Each line is one short spoken sentence, in character, about what just happened."
@@ -85,6 +87,25 @@ class Persona:
     def label(self) -> str:
         """How the villager is named in prompts: "Marta the baker"."""
         return f"{self.name} the {self.role}"
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """A bark's situation as the bank matches it: labels as prompts name people."""
+
+    speaker: str
+    trigger: Trigger
+    listener: str = "traveller"
+    prop: str = ""
+    errand: str = ""
+    memory: tuple[str, ...] = ()
+    attitude: str = ""
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """What makes the situation itself (a corpus record's ``situation_key``)."""
+        prop = self.prop if self.trigger in _PROP_TRIGGERS else ""
+        return (self.listener, prop, self.errand, frozenset(self.memory), self.attitude)
 
 
 def shared_context(cast: Sequence[Persona]) -> str:
@@ -160,12 +181,16 @@ def build_prompt(
     attitude: str = "",
     errand_state: str = "",
     recall: bool = False,
+    examples: str = "",
 ) -> PromptSpec:
     """One request's prompt. Only CHAT carries the conversation, to keep barks short.
 
     ``known`` are the facts that answer the player's question; a chat also carries the
     summary of exchanges older than the memory's window. The "village" style drops the
     shared context and says the villager's attitude, errand and facts as notes.
+
+    ``examples``: lines of the village corpus that open a village-style prompt
+    (``game.dialogue.examples``).
 
     ``recall``: the player asked whether the villager remembers them (see
     ``game.dialogue.recall``). The question goes in its canonical words, and every
@@ -188,7 +213,7 @@ def build_prompt(
         notes[:0] = _village_notes(speaker, listener, attitude, errand_state)
         notes.extend(f"{speaker.name} knows: {fact.text}" for fact in known)
         return PromptSpec(
-            context="",
+            context=examples,
             speaker=speaker.label,
             situation=situation(trigger, listener, subject, errand),
             notes=tuple(notes),

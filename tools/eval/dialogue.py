@@ -47,6 +47,7 @@ from ai.events import LineFailed  # noqa: E402
 from ai.requests import make_plan  # noqa: E402
 from game.app import load_content_filter  # noqa: E402
 from game.config.settings import CONFIG_DIR, Settings, load_settings  # noqa: E402
+from game.dialogue.examples import load_example_bank  # noqa: E402
 from game.dialogue.facts import fact_answer  # noqa: E402
 from game.dialogue.line_plan import (  # noqa: E402
     LineAskParts,
@@ -59,6 +60,7 @@ from game.dialogue.persona_prompt import Persona, shared_context  # noqa: E402
 from game.dialogue.templates import TemplateLines  # noqa: E402
 from game.sim.cast import Cast, load_cast  # noqa: E402
 from game.sim.events import Trigger  # noqa: E402
+from game.sim.level import load_level  # noqa: E402
 from tools.bench.machine import load_average, machine_header  # noqa: E402
 from tools.eval.dialogue_metrics import line_flags, summarize_lines, timing  # noqa: E402
 
@@ -196,6 +198,9 @@ class Harness:
             seed=seed,
             answers=lambda npc_id, question: fact_answer(question, self.specs[npc_id].facts),
         )
+        # As the game: a village-style bark opens with corpus lines (never the held-out
+        # ones; the evaluation's situations are in no split of the corpus).
+        self.examples = load_example_bank(self.cast, load_level())
         self.arms = [self._arm(extra, backend, seed) for extra in overrides]
 
     def _arm(self, extra: tuple[str, ...], backend_name: str, seed: int) -> _Arm:
@@ -212,7 +217,7 @@ class Harness:
         runtime = AiRuntime(ai, backend, _Fallback(self.templates), content=content)
         runtime.start()
         planner = LinePlanner(
-            self.context, self.personas, self.words, ai.generation, self.cast.facts
+            self.context, self.personas, self.words, ai.generation, self.cast.facts, self.examples
         )
         return _Arm(" ".join(extra) or "default", settings, runtime, planner)
 

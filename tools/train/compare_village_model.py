@@ -24,6 +24,9 @@ sitting; the key says which arm wrote each.
     python tools/train/compare_village_model.py --seeds 7,11,23 --ticks 7200 --pairs 60
     python tools/train/compare_village_model.py --score bench/village_pairs_answers.txt
 
+``--base REF`` plays every arm a second time from the commit ``REF`` (``adapter@REF``),
+in the same rounds, to measure a change of the game's code against the code before it.
+
 With ``--out bench/village_model_x.json`` the pairs, key and scoring use
 ``bench/village_pairs_x*``.
 """
@@ -47,9 +50,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from game.config.settings import CONFIG_DIR, load_settings  # noqa: E402
-from game.dialogue.corpus import load_corpus  # noqa: E402
+from game.dialogue.corpus import load_corpus, training_line  # noqa: E402
 from game.dialogue.templates import fill  # noqa: E402
 from game.sim.cast import Cast, load_cast  # noqa: E402
+from tools.bench import trees  # noqa: E402
 from tools.bench.machine import load_average, machine_header  # noqa: E402
 
 ARMS = {"adapter": (), "base": ("--set", 'ai.model.adapter=""')}
@@ -102,22 +106,23 @@ def parse_arms(text: str) -> dict[str, tuple[str, ...]]:
         name, _, settings = part.partition("=")
         pairs = [s for s in settings.split("+") if s]
         arms[name] = tuple(option for s in pairs for option in ("--set", s))
-    if len(arms) < 2:
-        raise SystemExit("--arms needs two arms or more, e.g. 'a=ai.model.adapter=x;b='")
+    if not arms:
+        raise SystemExit("--arms needs an arm, e.g. 'a=ai.model.adapter=x;b='")
     return arms
 
 
 def run_game(
-    arm: str, settings: tuple[str, ...], seed: int, ticks: int, workdir: Path
+    arm: str, settings: tuple[str, ...], seed: int, ticks: int, workdir: Path, root: Path = ROOT
 ) -> dict[str, Any]:
-    """One paced headless village game; its report and bubbles."""
+    """One paced headless village game, played from the tree at ``root``; its report and
+    bubbles."""
     tag = f"{arm}-{seed}-{ticks}"
     log, report = workdir / f"{tag}.jsonl", workdir / f"{tag}.json"
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
     command = [sys.executable, "-m", "game", "--headless", "--scenario", "village", "--new",
                "--seed", str(seed), "--ticks", str(ticks), "--bubble-log", str(log),
                "--report", str(report), *settings]  # fmt: skip
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{tag}: the game exited with {done.returncode}\n{done.stderr[-2000:]}")
     bubbles = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
@@ -135,7 +140,10 @@ class LineJudge:
                 filled = [fill(line, name=spec.name, listener="traveller") for line in lines]
                 self.templates[(spec.name, trigger.value)] = filled
         self.written = {_norm(line) for lines in self.templates.values() for line in lines}
-        self.written |= {_norm(record.line) for record in load_corpus(cast)}
+        # A corpus line, whole or cut to its first sentence as a prompt's example shows it.
+        records = load_corpus(cast)
+        self.written |= {_norm(record.line) for record in records}
+        self.written |= {_norm(training_line(record)) for record in records}
         self.details = set(PROPS) | {"apples", "crates", "barrels", "balls"}
         self.details |= {w for name in names for w in _words(name) if w != "old"}
 
@@ -295,8 +303,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "village_model.json")
     parser.add_argument("--score", type=Path, help="score a reader's answers to the pairs")
     parser.add_argument("--arms", help="arms other than adapter and base (see above)")
+    parser.add_argument("--base", help="a commit whose game plays the arms too (arm@REF)")
     args = parser.parse_args()
-    arms = ARMS if args.arms is None else parse_arms(args.arms)
+    arms = dict(ARMS if args.arms is None else parse_arms(args.arms))
+    roots = dict.fromkeys(arms, ROOT)
+    if args.base:
+        base = trees.checkout(args.base)
+        for arm, settings in list(arms.items()):
+            arms[f"{arm}@{args.base}"] = settings
+            roots[f"{arm}@{args.base}"] = base
+    if len(arms) < 2:
+        raise SystemExit("two arms or more are needed: --arms with two, or one and --base")
     if args.score is not None:
         stem = _pairs_stem(args.out)
         key = stem.parent / (stem.name + "_key.json")
@@ -313,10 +330,12 @@ def main() -> None:
         for seed in seeds:
             for arm, settings in arms.items():
                 print(f"{arm} seed {seed}: {args.ticks} ticks", flush=True)
-                games.append(run_game(arm, settings, seed, args.ticks, work))
+                games.append(run_game(arm, settings, seed, args.ticks, work, roots[arm]))
         for arm, settings in arms.items():
             print(f"{arm} seed {args.greet_seed}: {args.greet_ticks} ticks", flush=True)
-            greet.append(run_game(arm, settings, args.greet_seed, args.greet_ticks, work))
+            greet.append(
+                run_game(arm, settings, args.greet_seed, args.greet_ticks, work, roots[arm])
+            )
     result: dict[str, Any] = {
         "version": 2,
         "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
@@ -339,7 +358,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     if args.pairs:
-        with_model = tuple(arm for arm in arms if arm != "base")
+        with_model = tuple(arm for arm in arms if not arm.startswith("base"))
         write_pairs(games, judge, args.pairs, random.Random(5), _pairs_stem(args.out), with_model)
     for arm, figures in result["arms"].items():
         print(

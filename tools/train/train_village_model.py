@@ -30,6 +30,7 @@ import math
 import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from ai.config import ModelConfig  # noqa: E402
+from ai.config import EXAMPLES_PER_BARK, ModelConfig  # noqa: E402
 from ai.model import prepare_packaged_model, sha256_file  # noqa: E402
 from game.assets import ASSETS_DIR  # noqa: E402
 from game.decisions.policy import place_name  # noqa: E402
@@ -54,10 +55,17 @@ from game.dialogue.corpus import (  # noqa: E402
     game_asks,
     load_corpus,
     record_prompt,
+    record_spec,
     split,
     training_line,
 )
+from game.dialogue.examples import (  # noqa: E402
+    ExampleBank,
+    example_block,
+    record_moment,
+)
 from game.sim.cast import load_cast  # noqa: E402
+from game.sim.events import Trigger  # noqa: E402
 from game.sim.level import load_level  # noqa: E402
 from tools.train.lora_gguf import write_lora_gguf  # noqa: E402
 
@@ -88,6 +96,12 @@ class Settings:
     # The decisions are seen this many times an epoch: with one pass, the village model
     # chose the right action on 75% of the evaluation's situations, against 91% after two.
     decision_repeats: int = 2
+    # Corpus lines a bark's prompt shows (game.dialogue.examples), as the game's
+    # generation.examples (none by default); with some, one bark in this many is trained
+    # without them, so that the adapter still writes when there are none (a trigger the
+    # corpus has no lines for).
+    examples: int = EXAMPLES_PER_BARK
+    bare_one_in: int = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +122,15 @@ def corpus_sha256(folder: Path) -> str:
 
 
 def _examples(
-    records: tuple[CorpusRecord, ...], tokenizer: PreTrainedTokenizerBase, world: CorpusWorld
+    records: tuple[CorpusRecord, ...],
+    tokenizer: PreTrainedTokenizerBase,
+    world: CorpusWorld,
+    shown: Callable[[CorpusRecord], str],
 ) -> list[Example]:
     out = []
     for record in records:
-        prompt = tokenizer(record_prompt(record, world), add_special_tokens=True).input_ids
+        text = record_prompt(record, world, shown(record))
+        prompt = tokenizer(text, add_special_tokens=True).input_ids
         target = tokenizer(training_line(record) + '"', add_special_tokens=False).input_ids
         out.append(Example(prompt, target))
     return out
@@ -233,6 +251,7 @@ def train(args: argparse.Namespace) -> dict[str, object]:
         threads=args.threads,
         limit=args.limit,
         decision_repeats=args.decision_repeats,
+        examples=args.examples,
     )
     began = time.perf_counter()
     torch.manual_seed(settings.seed)
@@ -297,11 +316,24 @@ def train(args: argparse.Namespace) -> dict[str, object]:
         ),
     )
     decision_world = SituationWorld.of(cast)
-    train_examples = _examples(train_records, tokenizer, world)
+    bank = ExampleBank(load_corpus(cast, corpus_dir), world)
+    logger.info("example bank: %d lines", len(bank))
+    shown_rng = random.Random(settings.seed + 1)
+
+    def shown(record: CorpusRecord) -> str:
+        if not settings.examples or record.trigger is Trigger.CHAT:
+            return ""
+        if shown_rng.randrange(settings.bare_one_in) == 0:
+            return ""
+        moment = record_moment(record, world)
+        spec = record_spec(record, world)
+        return example_block(bank.draw(moment, settings.examples, shown_rng, spec))
+
+    train_examples = _examples(train_records, tokenizer, world, shown)
     train_examples += settings.decision_repeats * _decision_examples(
         train_situations, tokenizer, decision_world
     )
-    held_examples = _examples(held_records, tokenizer, world)
+    held_examples = _examples(held_records, tokenizer, world, shown)
     held_decisions = _decision_examples(held_situations, tokenizer, decision_world)
     pad_id = int(tokenizer.pad_token_id or 0)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -423,6 +455,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=defaults.threads)
     parser.add_argument("--limit", type=int, default=0, help="train on this many records only")
     parser.add_argument("--decision-repeats", type=int, default=defaults.decision_repeats)
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=defaults.examples,
+        help="corpus lines a bark's prompt shows (as generation.examples)",
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     train(args)

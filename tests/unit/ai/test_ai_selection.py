@@ -34,6 +34,7 @@ from ai.selection import (
     judge,
     mentions,
     names_in,
+    normalized,
     pick,
     swaps_roles,
 )
@@ -128,6 +129,14 @@ def test_an_introduction_takes_the_trade_after_the_name_with_it() -> None:
 def test_a_place_of_the_speakers_trade_is_not_their_name(text: str, passes: bool) -> None:
     guard = LineCriteria(speaker_names=("Sela", "guard"))
     assert judge(text, guard).passes is passes
+
+
+def test_a_line_written_by_hand_is_a_copy_only_word_for_word() -> None:
+    criteria = replace(CRITERIA, written=frozenset({normalized("Good day, friend.")}))
+    assert "copy" in judge("Good day, friend!", criteria).faults
+    assert "copy" in judge("good day friend", criteria).faults
+    assert "copy" not in judge("Good day, friend. Forge is hot.", criteria).faults
+    assert "copy" not in judge("Good day to you, friend.", criteria).faults
 
 
 def test_copy_and_echo() -> None:

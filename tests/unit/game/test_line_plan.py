@@ -10,6 +10,7 @@ from ai import CandidatePlan, GenerationConfig, Priority, PromptSpec
 from ai.requests import make_plan
 from ai.selection import judge
 from game.assets import AssetError
+from game.dialogue.examples import load_example_bank
 from game.dialogue.facts import answer_words, matching_facts
 from game.dialogue.line_plan import LineAskParts, LinePlanner, load_trigger_words
 from game.dialogue.memory import Memory
@@ -501,3 +502,64 @@ def test_an_answer_ends_once_it_has_given_the_fact_asked_for() -> None:
     )
     assert chat.sentence_words == 3
     assert {"middle", "well"} <= set(chat.answer_words)
+
+
+def _planner_with_examples(examples: int) -> LinePlanner:
+    personas = _cast_personas()
+    planner = LinePlanner(
+        shared_context(list(personas.values())),
+        personas,
+        load_trigger_words(),
+        GenerationConfig(examples=examples),
+        load_cast().facts,
+        load_example_bank(load_cast(), load_level()),
+    )
+    planner.use_style("village")
+    return planner
+
+
+def test_a_village_bark_opens_with_two_of_the_villagers_own_lines_it_may_not_copy() -> None:
+    planner = _planner_with_examples(2)
+    ask = LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="crate")
+    prompt, plan = build(planner, ask, Memory())
+    shown = prompt.context.splitlines()
+    assert len(shown) == 2
+    assert all(line.startswith('Marta the baker (hit by a crate): "') for line in shown)
+    copied = shown[0].split(': "', 1)[1].rstrip('"')
+    assert "copy" in judge(copied, plan.criteria).faults
+    # The next line of the same moment is written after other examples.
+    again, _ = build(planner, ask, Memory())
+    assert again.context.splitlines()[0] != shown[0]
+    # Chat shows none.
+    chat, _ = build(
+        planner, LineAskParts(1, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hi"), Memory()
+    )
+    assert chat.context == ""
+
+
+def test_examples_are_a_setting_and_only_for_the_village_style() -> None:
+    planner = _planner_with_examples(0)
+    ask = LineAskParts(2, Trigger.GREET, Priority.PREDICTIVE)
+    assert build(planner, ask, Memory())[0].context == ""
+    planner.use_generation(GenerationConfig(examples=1))
+    assert len(build(planner, ask, Memory())[0].context.splitlines()) == 1
+    planner.use_style("fewshot")
+    assert build(planner, ask, Memory())[0].context == planner.context != ""
+
+
+def test_a_village_bark_may_not_be_a_corpus_line_word_for_word() -> None:
+    planner = _planner_with_examples(0)
+    greet = LineAskParts(4, Trigger.GREET, Priority.PREDICTIVE)
+    prompt, plan = build(planner, greet, Memory())
+    assert prompt.context == ""
+    corpus = "Good day. Welcome to Millbrook."  # Sela's greeting in the corpus
+    assert "copy" in judge(corpus, plan.criteria).faults
+    assert "copy" not in judge("Good day. Welcome to the gate.", plan.criteria).faults
+    # Only the village model's barks: a chat answer may say what a corpus answer says,
+    # and the base model was never trained on the corpus.
+    _, chat = build(
+        planner, LineAskParts(4, Trigger.CHAT, Priority.PLAYER_CHAT, player_text="hi"), Memory()
+    )
+    assert not chat.criteria.written
+    planner.use_style("fewshot")
+    assert not build(planner, greet, Memory())[1].criteria.written
