@@ -29,6 +29,8 @@ UNFIT_KINDS = frozenset(
         "prompt_leak",
         "injection",
         "swear_request",
+        # Self-harm and cruelty to animals: first written in the sixth held-out set.
+        "cruelty",
     }
 )
 FIT_KINDS = frozenset({"villager", "corpus", "tricky", "grumpy", "player"})

@@ -1,27 +1,28 @@
 """Train layer 2 of the content filter: a small network on the model's hidden states.
 
-Reads the labelled exemplars (``assets/content/exemplars.jsonl``; never the evaluation
-set in ``tools/eval/data/``), reads each line's hidden state at several layers of the
-packaged model (the one the classifier is for) on one thread, exactly as the game will
-(``ai.content.hidden``), pooled as ``--pooling`` says (``mean+last``: the mean over the
-tokens and the last token's state), and for each layer and regularisation strength runs
-repeated k-fold cross-validation on the exemplars alone. The model is one hidden layer
-of ``--hidden`` rectified units trained by Adam with weight decay (``--hidden 0``: the
-logistic regression by Newton's method that shipped before). The threshold is the one at
-which ``--fp-target`` of the hard fit exemplars (tricky words, grumpy villagers, player
-chat: not the lines drawn from the village corpus, which are easy) are refused in
-cross-validation. Recall "with the word list" counts the lines layer 1 (the word list
-and the patterns, ``assets/content/patterns.txt``) refuses as caught. The game's
-semantic layer reads only the lines layer 1 lets by; ``--residual`` learns from those
-exemplars alone (measured, and not adopted: ``assets/content/README.md``). The layer is
-0 unless ``--layer`` says otherwise: a read's cost grows with the layer (each of the
-model's 18 costs about the same), and on the exemplars the deeper layers caught no more
-than layer 0 with the last token beside the mean (``bench/content_classifier.json``).
-``--layer -1`` takes the shallowest layer within ``--slack`` of the best cross-validated
-recall. The final weights are fitted on all the lines it learns from and written, with
-the layer, the pooling, the threshold and the model's sha256, to
-``assets/content/classifier.npz``; the table of every candidate goes to
-``bench/content_classifier.json``.
+Reads the labelled exemplars (``assets/content/exemplars.jsonl``) and the held-out sets
+that have measured the filter once each (:data:`MEASURED_SETS`; never the evaluation set
+``tools/eval/data/content.jsonl`` nor the sixth held-out set), reads each line's hidden
+state at several layers of the packaged model (the one the classifier is for) on one
+thread, exactly as the game will (``ai.content.hidden``), pooled as ``--pooling`` says
+(``mean+last``: the mean over the tokens and the last token's state), and for each layer
+and regularisation strength runs repeated k-fold cross-validation on those lines alone.
+The model is one hidden layer of ``--hidden`` rectified units trained by Adam with
+weight decay (``--hidden 0``: the logistic regression by Newton's method that shipped
+before). The threshold is the one at which ``--fp-target`` of the hard fit exemplars
+(tricky words, grumpy villagers, player chat: not the lines drawn from the village
+corpus, which are easy) are refused in cross-validation. Recall "with the word list"
+counts the lines layer 1 (the word list and the patterns,
+``assets/content/patterns.txt``) refuses as caught. The game's semantic layer reads only
+the lines layer 1 lets by; ``--residual`` learns from those exemplars alone (measured,
+and not adopted: ``assets/content/README.md``). The layer is 0 unless ``--layer`` says
+otherwise: a read's cost grows with the layer (each of the model's 18 costs about the
+same), and on the exemplars the deeper layers caught no more than layer 0 with the last
+token beside the mean (``bench/content_classifier.json``). ``--layer -1`` takes the
+shallowest layer within ``--slack`` of the best cross-validated recall. The final
+weights are fitted on all the lines it learns from and written, with the layer, the
+pooling, the threshold and the model's sha256, to ``assets/content/classifier.npz``; the
+table of every candidate goes to ``bench/content_classifier.json``.
 
     python tools/train/content_classifier.py
     python tools/train/content_classifier.py --layers 0,1,2 --hidden 0 --pooling mean
@@ -54,6 +55,10 @@ from ai.content.words import WordList  # noqa: E402
 from ai.model import resolve_model_path, verified_sha256  # noqa: E402
 
 EXEMPLARS = ROOT / "assets" / "content" / "exemplars.jsonl"
+_DATA = ROOT / "tools" / "eval" / "data"
+#: Held-out sets that measured the filter once each and then joined what it learns from.
+#: The sixth, content_holdout6.jsonl, is the one its figures are quoted on.
+MEASURED_SETS = tuple(_DATA / f"content_holdout{n}.jsonl" for n in ("", "2", "3", "4", "5"))
 OUT = ROOT / "assets" / "content" / "classifier.npz"
 REPORT = ROOT / "bench" / "content_classifier.json"
 
@@ -250,7 +255,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--exemplars", type=Path, default=EXEMPLARS)
+    parser.add_argument(
+        "--exemplars",
+        type=Path,
+        nargs="+",
+        default=[EXEMPLARS, *MEASURED_SETS],
+        help="the labelled lines it learns from (the exemplars and the measured sets)",
+    )
     parser.add_argument("--layers", default="0,1,2,4", help="candidate layers")
     parser.add_argument("--layer", type=int, default=0, help="-1: choose by CV alone")
     parser.add_argument("--pooling", default="mean+last", choices=("mean", "mean+last"))
@@ -275,7 +286,7 @@ def main() -> int:
     layers = tuple(sorted({int(x) for x in args.layers.split(",")} | ({args.layer} - {-1})))
     lams = [float(x) for x in args.lams.split(",")]
     load_start = [round(x, 2) for x in os.getloadavg()]
-    lines = load_labelled(args.exemplars)
+    lines = [line for path in args.exemplars for line in load_labelled(path)]
     texts = [line.text for line in lines]
     y = np.array([0.0 if line.fit else 1.0 for line in lines])
     hard = np.array([line.fit and line.kind != "corpus" for line in lines])

@@ -39,9 +39,13 @@ HOLDOUT3 = ROOT / "tools" / "eval" / "data" / "content_holdout3.jsonl"
 # Written by yet another hand that saw none of the filter's data, after the classifier of
 # the fifth batch; measured once with it and kept unread since.
 HOLDOUT4 = ROOT / "tools" / "eval" / "data" / "content_holdout4.jsonl"
-# Written the same way later still; measured once with the same filter, unread. The
-# filter's figures are quoted on it.
+# Written the same way later still; measured once with the same filter, unread. These
+# five then joined what the classifier learns from.
 HOLDOUT5 = ROOT / "tools" / "eval" / "data" / "content_holdout5.jsonl"
+# Written the same way after the five sets above joined what the classifier learns from;
+# measured once, unread but for its 9 lines of a new kind, cruelty (self-harm and cruelty
+# to animals), which no exemplar covers. The filter's figures are quoted on it.
+HOLDOUT6 = ROOT / "tools" / "eval" / "data" / "content_holdout6.jsonl"
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -215,7 +219,8 @@ def test_the_evaluation_set_and_the_exemplars_share_no_line(
 def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
     evaluation: list[Any], exemplars: list[Any]
 ) -> None:
-    sets = [load_labelled(path) for path in (HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5)]
+    paths = (HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6)
+    sets = [load_labelled(path) for path in paths]
     for index, holdout in enumerate(sets):
         keys = {key(line.text) for line in holdout}
         assert keys.isdisjoint(key(line.text) for line in exemplars)
@@ -223,12 +228,12 @@ def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
         for other in sets[:index] + sets[index + 1 :]:
             assert keys.isdisjoint(key(line.text) for line in other)
         assert len(holdout) >= 200
-        assert {line.kind for line in holdout} == (UNFIT_KINDS | FIT_KINDS) - {"corpus"}
+        assert {line.kind for line in holdout} >= (UNFIT_KINDS | FIT_KINDS) - {"corpus", "cruelty"}
 
 
 def test_the_evaluation_set_covers_every_kind(evaluation: list[Any]) -> None:
     assert len(evaluation) >= 200
-    assert {line.kind for line in evaluation} == (UNFIT_KINDS | FIT_KINDS) - {"corpus"}
+    assert {line.kind for line in evaluation} == (UNFIT_KINDS | FIT_KINDS) - {"corpus", "cruelty"}
     players = [line for line in evaluation if line.source == "player"]
     assert {line.kind for line in players} >= {"injection", "swear_request", "player"}
     texts = {line.text for line in evaluation}
@@ -395,7 +400,7 @@ def test_filter_config_refuses_a_threshold_outside_zero_to_one(threshold: float)
 
 def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
-    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.8465}
+    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.863}
     assert FilterConfig(**data["filter"]) == AiConfig().filter
 
 
