@@ -1,14 +1,20 @@
-"""Lines of the corpus a bark's prompt shows: the villager's own voice, in a moment like this.
+"""The village corpus as the game uses it in play: lines a village-model bark may not
+repeat, and lines its prompt may show.
 
-The village adapter writes a bark after two of the speaker's hand-written lines for the
-same trigger, chosen for how much their situation shares with this one (who listens,
-the prop, the errand, what is remembered, the attitude). It was trained the same way,
-always toward a line of another situation than the ones shown, so it learns to write
-in that voice about the moment at hand rather than to repeat what it is shown; a line
-that copies one of them is refused by the ``copy`` check.
-
-Only the training split of the corpus is ever shown, so a held-out situation's line
-never reaches a prompt.
+- **Not repeated.** Trained on the corpus, the village adapter says some of its lines
+  word for word ("Good day, friend."); a bark that is one of its speaker's corpus
+  lines, whole or cut to its first sentence, is refused (:meth:`ExampleBank.written`,
+  the ``copy`` check).
+- **Shown** (``generation.examples``, 0 by default). With an adapter trained that way
+  (``make train ARGS="--examples 2"``), a bark's prompt opens with two of the speaker's
+  hand-written lines for the same trigger, chosen for how much their situation shares
+  with this one (who listens, the prop, what is remembered, the errand, the attitude).
+  Training always aims at a line of another situation than the ones shown, so the
+  model learns to write in that voice rather than to repeat; a line that copies a
+  shown one is refused. Readers did not prefer the lines and each bark's first token
+  came 2.5 times later, so it is off (docs/dialogue.md, "Corpus lines in the prompt").
+  Only the training split is ever shown, so a held-out situation's line never reaches
+  a prompt.
 """
 
 from __future__ import annotations
@@ -213,10 +219,10 @@ def example_block(examples: Sequence[Example]) -> str:
 
 def load_example_bank(cast: Cast, level: Level) -> ExampleBank | None:
     """The bank of the packaged corpus for ``cast`` (about 0.1 s), or None with one
-    warning when the corpus does not fit it (a cast of other villagers): the prompts
-    then show no examples."""
+    warning when the corpus does not fit it (a cast of other villagers): barks are then
+    not checked against it, and prompts show no examples."""
     try:
         return ExampleBank(load_corpus(cast), corpus_world(cast, level))
     except AssetError as exc:
-        logger.warning("village corpus not used for example lines: %s", exc)
+        logger.warning("village corpus not used for this cast's lines: %s", exc)
         return None

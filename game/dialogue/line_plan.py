@@ -400,8 +400,8 @@ class LinePlanner:
         memory: Recollection,
         known: Sequence[Fact],
         recall: bool,
-        shown: tuple[str, ...] = (),
-        style: PromptStyle = "fewshot",
+        shown: tuple[str, ...],
+        style: PromptStyle,
     ) -> LineCriteria:
         """What the line must and must not say. Runs on the worker: besides its arguments
         it reads only what the planner was made with, which nothing changes."""
