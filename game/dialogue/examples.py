@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ai import PromptSpec
-from ai.selection import normalized
+from ai.selection import words
 from game.assets import AssetError
 from game.dialogue.corpus import (
     CorpusRecord,
@@ -118,7 +118,9 @@ class ExampleBank:
                 continue
             label = world.personas[record.npc].label
             lines = written.setdefault(label, set())
-            lines.update(normalized(text) for text in (record.line, training_line(record)))
+            # As ai.selection.normalized gives them, without filling its cache (kept for
+            # the lines checked again and again) with some 3,800 lines read once here.
+            lines.update(" ".join(words(text)) for text in (record.line, training_line(record)))
             if is_held_out(record) or not game_asks(record):
                 continue
             moment = record_moment(record, world)

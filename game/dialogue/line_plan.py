@@ -419,7 +419,7 @@ class LinePlanner:
             # a villager who took themself for someone else ("Ah, the baker!" from Marta).
             speaker_names=() if chat else (*_own_names(speaker.name), speaker.role),
             absent_names=absent,
-            examples=(*self._examples, *shown),
+            examples=self._examples + shown if shown else self._examples,
             remembered=memory.recent_lines,
             player_text=ask.player_text,
             foreign_words=(

@@ -358,7 +358,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     if args.pairs:
-        with_model = tuple(arm for arm in arms if not arm.startswith("base"))
+        with_model = tuple(arm for arm in arms if arm.partition("@")[0] != "base")
         write_pairs(games, judge, args.pairs, random.Random(5), _pairs_stem(args.out), with_model)
     for arm, figures in result["arms"].items():
         print(
