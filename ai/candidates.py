@@ -164,10 +164,6 @@ class CandidateDraw:
                 break
         verdicts = self._contrasted(ticket, plan, drawn)
         ended = clock()
-        best = pick(verdicts)
-        if best is None:
-            logger.debug("no candidate passed for npc %d: %s", request.npc_id, verdicts)
-            return LineFailed(ticket.handle, request, "rejected", candidates=verdicts)
         first_at = started if first_token is None else first_token
         decode_s = ended - first_at
         stats = RequestStats(
@@ -177,6 +173,11 @@ class CandidateDraw:
             tokens_per_s=(tokens - 1) / decode_s if tokens > 1 and decode_s > 0 else 0.0,
             total_s=ended - ticket.submitted_at,
         )
+        best = pick(verdicts)
+        if best is None:
+            logger.debug("no candidate passed for npc %d: %s", request.npc_id, verdicts)
+            wrote = stats if first_token is not None else None
+            return LineFailed(ticket.handle, request, "rejected", verdicts, stats=wrote)
         return LineCompleted(ticket.handle, request, best.text, stats, candidates=verdicts)
 
     def _yields(self, ticket: Ticket) -> Callable[[], bool]:

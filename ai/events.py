@@ -91,6 +91,7 @@ class LineFailed:
     """Generation failed or its output was rejected; a fallback follows.
 
     ``retry_after_s`` is how long the server asked to be left alone (0: it did not say).
+    ``stats`` holds the timings of the candidates the model wrote, when it wrote some.
     """
 
     handle: Handle
@@ -98,6 +99,7 @@ class LineFailed:
     reason: str
     candidates: tuple[Verdict, ...] = ()
     retry_after_s: float = 0.0
+    stats: RequestStats | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -276,6 +276,10 @@ class Harness:
             elif isinstance(event, LineFailed):
                 out["drawn"] = [[v.text, list(v.faults), v.score] for v in event.candidates]
                 out["reason"] = event.reason
+                if event.stats is not None:
+                    # The model read the prompt and wrote: its times count, shown or not.
+                    out["ttft_ms"] = round(event.stats.ttft_s * 1000, 1)
+                    out["total_ms"] = round(event.stats.total_s * 1000, 1)
             elif isinstance(event, FallbackUsed):
                 out.update(origin="fallback", text=event.text, reason=event.reason)
         out.setdefault("candidates", len(out.get("drawn", [])))

@@ -108,7 +108,10 @@ def summarize_lines(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def timing(records: Iterable[dict[str, Any]]) -> dict[str, float]:
-    """Time to first token and whole time (ms), p50/p95, over records that have them."""
+    """Time to first token and whole time (ms), p50/p95, over records that have them.
+
+    A record has them when the model wrote an answer, whether it was shown or refused.
+    """
     rows = [r for r in records if r.get("ttft_ms") is not None]
     ttft = [r["ttft_ms"] for r in rows]
     total = [r["total_ms"] for r in rows]

@@ -286,6 +286,9 @@ def test_no_passing_candidate_falls_back(make_runtime: Callable[..., AiRuntime])
     assert isinstance(failed, LineFailed)
     assert failed.reason == "rejected"
     assert len(failed.candidates) == 2
+    # The model wrote both: how long it took is kept, though nothing was shown.
+    assert failed.stats is not None
+    assert failed.stats.tokens > 0
     assert len(log.of(FallbackUsed)) == 1
 
 
