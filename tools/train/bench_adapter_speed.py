@@ -7,6 +7,9 @@ fixed length (no stop strings), and times the first token and the rest. Writes
 ``bench/adapter_speed.json``:
 
     python tools/train/bench_adapter_speed.py --rounds 3
+
+``--also NAME=PATH`` adds another adapter as an arm (the same adapter written in f32,
+say), in the same rounds.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--prompts", type=int, default=20)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "adapter_speed.json")
+    parser.add_argument(
+        "--also", action="append", default=[], help="NAME=PATH: another adapter as an arm"
+    )
     args = parser.parse_args()
     cast = load_cast()
     world = corpus_world(cast, load_level())
@@ -70,12 +76,19 @@ def main() -> None:
         temperature=0.0, top_k=1, top_p=1.0, min_p=0.0, seed=0, stop=("<<none>>",),
     )  # fmt: skip
     arms = {"adapter": _backend(str(VILLAGE_ADAPTER_PATH)), "base": _backend("")}
-    assert arms["adapter"].prompt_style == "village", "the adapter did not load"
+    for also in args.also:
+        name, _, path = also.partition("=")
+        arms[name] = _backend(path)
+    for name, backend in arms.items():
+        if name != "base" and backend.prompt_style != "village":
+            raise SystemExit(f"the adapter of arm {name} did not load")
     load = load_average()
     samples: dict[str, list[dict[str, float]]] = {name: [] for name in arms}
     for round_ in range(args.rounds):
         for i, spec in enumerate(specs):
-            order = list(arms) if (i + round_) % 2 == 0 else list(reversed(arms))
+            # Each arm goes first in turn, so no arm always follows the same one.
+            shift = (i + round_) % len(arms)
+            order = list(arms)[shift:] + list(arms)[:shift]
             for name in order:
                 samples[name].append(_time(arms[name], spec, params))
     for backend in arms.values():
@@ -99,6 +112,13 @@ def main() -> None:
         "adapter_over_base_tokens_per_s": round(
             arms_out["adapter"]["tokens_per_s_median"] / arms_out["base"]["tokens_per_s_median"], 3
         ),
+        "over_base_tokens_per_s": {
+            name: round(
+                figures_["tokens_per_s_median"] / arms_out["base"]["tokens_per_s_median"], 3
+            )
+            for name, figures_ in arms_out.items()
+            if name != "base"
+        },
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")

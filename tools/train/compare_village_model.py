@@ -19,7 +19,8 @@ key (``bench/village_pairs.txt``; the key is ``bench/village_pairs_key.json``).
 adapters: ``--arms 'new=ai.model.adapter=/tmp/x/village-lora.gguf;shipped='`` (an empty
 setting list is the game as configured). With ``--pairs N`` each arm that uses an
 adapter then gets N pairs, all shuffled together, so one reader judges them in one
-sitting; the key says which arm wrote each.
+sitting; the key says which arm wrote each. ``--pairs-of a,b`` keeps the pairs to those
+arms (an arm that only measures, the filter off say, then costs the readers nothing).
 
     python tools/train/compare_village_model.py --seeds 7,11,23 --ticks 7200 --pairs 60
     python tools/train/compare_village_model.py --score bench/village_pairs_answers.txt
@@ -304,9 +305,15 @@ def main() -> None:
     parser.add_argument("--score", type=Path, help="score a reader's answers to the pairs")
     parser.add_argument("--arms", help="arms other than adapter and base (see above)")
     parser.add_argument("--base", help="a commit whose game plays the arms too (arm@REF)")
+    parser.add_argument(
+        "--pairs-of", help="the arms whose lines go into the pairs, comma separated (default: all)"
+    )
     args = parser.parse_args()
     arms = dict(ARMS if args.arms is None else parse_arms(args.arms))
     roots = dict.fromkeys(arms, ROOT)
+    unknown = set(args.pairs_of.split(",")) - set(arms) if args.pairs_of else set()
+    if unknown:
+        raise SystemExit(f"--pairs-of names no arm: {', '.join(sorted(unknown))}")
     if args.base:
         base = trees.checkout(args.base)
         for arm, settings in list(arms.items()):
@@ -359,6 +366,8 @@ def main() -> None:
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     if args.pairs:
         with_model = tuple(arm for arm in arms if arm.partition("@")[0] != "base")
+        if args.pairs_of:
+            with_model = tuple(arm for arm in with_model if arm in args.pairs_of.split(","))
         write_pairs(games, judge, args.pairs, random.Random(5), _pairs_stem(args.out), with_model)
     for arm, figures in result["arms"].items():
         print(
