@@ -248,6 +248,7 @@ def build_village(
         disruptions=disruptions,
         bubble_log=bubble_log,
         kind_of=world.entity_kind,
+        player_dx=world.player_dx,
         topic_of=_topics(specs, world.cast.facts, recall),
         on_reply=decider.chat_replied,
         content=content,

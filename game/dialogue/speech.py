@@ -81,6 +81,7 @@ class Dialogue:
         disruptions: Disruptions | None = None,
         bubble_log: IO[str] | None = None,
         kind_of: Callable[[int], str | None] | None = None,
+        player_dx: Callable[[int], float | None] | None = None,
         clock: Callable[[], float] = time.perf_counter,
         topic_of: Callable[[int, str], str] | None = None,
         on_reply: Callable[[int, int, str], None] | None = None,
@@ -97,6 +98,7 @@ class Dialogue:
         self._player_text_max_chars = player_text_max_chars
         self._log = bubble_log
         self._kind_of = kind_of
+        self._player_dx = player_dx
         """What an entity is ("apple"), for the bubble log's ``subject``."""
         self._clock = clock
         self._topic_of = topic_of
@@ -256,6 +258,9 @@ class Dialogue:
                 "tier": ready.tier,
                 "request_id": ready.request_id,
                 "text": ready.text,
+                # How far the speaker stands from the player along x: whether the line
+                # was in view (the view follows the player).
+                "player_dx": None if self._player_dx is None else self._player_dx(ask.npc_id),
                 "snapshot": None if ready.snapshot is None else dataclasses.asdict(ready.snapshot),
                 "live": ready.live,
             }

@@ -307,6 +307,13 @@ class World:
         v = self._villager_by_id.get(npc_id)
         return v is not None and v.brain.would_greet(self.tick + within_ticks)
 
+    def player_dx(self, npc_id: int) -> float | None:
+        """How far a villager stands from the player along x (None: no such villager)."""
+        v = self._villager_by_id.get(npc_id)
+        if v is None:
+            return None
+        return float(v.body.position.x - self.player.body.position.x)
+
     def player_status(self) -> PlayerStatus:
         """The player's id, position, velocity and carried prop id."""
         return player_status(self.player)

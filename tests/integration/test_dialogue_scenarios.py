@@ -107,6 +107,10 @@ def test_bubble_log_has_one_record_per_shown_line(
     assert all(r["text"] for r in records)
     # A line about a prop names its kind, so a reader of the log knows what flew.
     assert {r["subject"] for r in records} <= {"", "crate", "barrel", "ball", "apple"}
+    # Where the speaker stood against the player, so a reader can tell a line in view.
+    assert all(isinstance(r["player_dx"], float) for r in records)
+    # A greeting is said to a player close by.
+    assert all(abs(r["player_dx"]) < 640 for r in records if r["trigger"] == "greet")
 
 
 # -- the audit itself ---------------------------------------------------------------------

@@ -5,7 +5,8 @@ Each round runs the same games twice, once with the adapter (``ai.model.adapter 
 noise hits both alike. Paced at 60 Hz, like a player's game. From the bubble logs and
 reports it writes ``bench/village_model.json``:
 
-- where shown lines came from (model, prepared, template, fallback);
+- where shown lines came from (model, prepared, template, fallback), over every bubble
+  and over the bubbles of villagers in the player's view;
 - bark time to first token, tokens/s, queue wait, greetings within one tick, warm-up;
 - model lines that copy a corpus or template line word for word, and lines that use a
   detail no template of that villager and trigger has (a prop, a name, a memory);
@@ -165,10 +166,23 @@ class LineJudge:
         return bool((said & (self.details | remembered)) - template_words)
 
 
-def arm_figures(games: list[dict[str, Any]], judge: LineJudge) -> dict[str, Any]:
-    """The figures of one arm over its games."""
+def arm_figures(
+    games: list[dict[str, Any]], judge: LineJudge, view_half_width: float
+) -> dict[str, Any]:
+    """The figures of one arm over its games.
+
+    ``model_share_in_view`` counts only the bubbles of villagers in the view (within
+    ``view_half_width`` of the player along x, where the view follows the player): the
+    lines a player could read.
+    """
     bubbles = [b for game in games for b in game["bubbles"]]
     model = [b for b in bubbles if b["origin"] in ("model", "prepared")]
+    in_view = [
+        b
+        for b in bubbles
+        if b.get("player_dx") is not None and abs(b["player_dx"]) <= view_half_width
+    ]
+    in_view_model = [b for b in in_view if b["origin"] in ("model", "prepared")]
     reports = [game["report"] for game in games]
     repeats = 0
     last: dict[str, str] = {}
@@ -192,6 +206,9 @@ def arm_figures(games: list[dict[str, Any]], judge: LineJudge) -> dict[str, Any]
         "bubbles": len(bubbles),
         "by_origin": dict(Counter(b["origin"] for b in bubbles)),
         "model_share": round(len(model) / max(1, len(bubbles)), 3),
+        "bubbles_in_view": len(in_view),
+        "by_origin_in_view": dict(Counter(b["origin"] for b in in_view)),
+        "model_share_in_view": round(len(in_view_model) / max(1, len(in_view)), 3),
         "copied": sum(judge.copied(b["text"]) for b in model),
         "copied_share": round(sum(judge.copied(b["text"]) for b in model) / max(1, len(model)), 3),
         "new_detail_share": round(sum(judge.new_detail(b) for b in model) / max(1, len(model)), 3),
@@ -343,13 +360,18 @@ def main() -> None:
             greet.append(
                 run_game(arm, settings, args.greet_seed, args.greet_ticks, work, roots[arm])
             )
+    configured = load_settings(CONFIG_DIR)
+    # The view follows the player and is the window's width across.
+    half = configured.game.window.width / 2
     result: dict[str, Any] = {
         "version": 2,
-        "machine": machine_header(load_start, model=load_settings(CONFIG_DIR).ai.model),
+        "machine": machine_header(load_start, model=configured.ai.model),
         "seeds": seeds,
         "ticks": args.ticks,
         "wall_s": round(time.perf_counter() - began, 1),
-        "arms": {arm: arm_figures([g for g in games if g["arm"] == arm], judge) for arm in arms},
+        "arms": {
+            arm: arm_figures([g for g in games if g["arm"] == arm], judge, half) for arm in arms
+        },
         "arm_settings": {arm: list(settings) for arm, settings in arms.items()},
         "greetings": {
             g["arm"]: {
@@ -371,7 +393,8 @@ def main() -> None:
         write_pairs(games, judge, args.pairs, random.Random(5), _pairs_stem(args.out), with_model)
     for arm, figures in result["arms"].items():
         print(
-            f"{arm}: {figures['bubbles']} bubbles, model share {figures['model_share']}, "
+            f"{arm}: {figures['bubbles']} bubbles, model share {figures['model_share']} "
+            f"({figures['model_share_in_view']} in view), "
             f"copied {figures['copied_share']}, new detail {figures['new_detail_share']}, "
             f"ttft p50 {figures['ttft_ms_p50']}, greet {result['greetings'][arm]}"
         )

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from game.sim.cast import load_cast
-from tools.train.compare_village_model import LineJudge, parse_arms, score, situation, write_pairs
+from tools.train.compare_village_model import (
+    LineJudge,
+    arm_figures,
+    parse_arms,
+    score,
+    situation,
+    write_pairs,
+)
 
 
 def test_a_pair_tells_its_reader_what_flew_and_who_small_talk_is_with() -> None:
@@ -64,3 +71,17 @@ def test_pairs_of_two_arms_are_scored_arm_by_arm(tmp_path: Path) -> None:
         "model": {"good": 1},
         "template": {"passable": 1},
     }
+
+
+def test_the_share_in_view_counts_only_the_villagers_the_player_could_see() -> None:
+    def bubble(origin: str, dx: float | None) -> dict[str, object]:
+        return {"name": "Marta", "trigger": "greet", "text": "Hello.", "origin": origin} | (
+            {} if dx is None else {"player_dx": dx}
+        )
+
+    bubbles = [bubble("model", 10.0), bubble("template", -300.0), bubble("template", 900.0)]
+    bubbles.append(bubble("template", None))  # a log from before the field: not counted
+    figures = arm_figures([{"bubbles": bubbles, "report": {}}], LineJudge(load_cast()), 640.0)
+    assert figures["model_share"] == 0.25
+    assert figures["bubbles_in_view"] == 2
+    assert figures["model_share_in_view"] == 0.5
