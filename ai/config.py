@@ -25,6 +25,10 @@ TIER_NAMES = ("local", "remote")
 #: Lines of the village corpus a bark's prompt shows with the village adapter: none, as
 #: measured (docs/dialogue.md, "Corpus lines in the prompt").
 EXAMPLES_PER_BARK = 0
+#: The bark triggers whose village-model lines may be required to name their moment.
+ON_TOPIC_TRIGGERS = frozenset(
+    {"greet", "farewell", "hit", "near_miss", "bumped", "toppled", "ambient", "errand_offer"}
+)
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -100,10 +104,15 @@ class GenerationConfig:
     candidates: int = 3
     contrast: bool = True
     examples: int = EXAMPLES_PER_BARK
+    on_topic: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _require(1 <= self.candidates <= 8, "generation.candidates must be in 1..8")
         _require(0 <= self.examples <= 4, "generation.examples must be in 0..4")
+        _require(
+            set(self.on_topic) <= ON_TOPIC_TRIGGERS,
+            f"generation.on_topic names triggers among {', '.join(sorted(ON_TOPIC_TRIGGERS))}",
+        )
         _require(1 <= self.max_tokens <= 4096, "generation.max_tokens must be in 1..4096")
         _require(0.0 <= self.temperature <= 5.0, "generation.temperature must be in 0..5")
         _require(0.0 < self.top_p <= 1.0, "generation.top_p must be in (0, 1]")

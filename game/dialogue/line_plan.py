@@ -221,6 +221,7 @@ class LinePlanner:
         self._contrast = generation.contrast
         self._bank = examples
         self._shown = generation.examples
+        self._on_topic = frozenset(generation.on_topic)
         self._shared_facts = tuple(shared_facts)
         self._names = tuple(dict.fromkeys(p.name for p in personas.values()))
         # Names and trades may stand around "do you remember me?" ("Marta, remember me?").
@@ -241,11 +242,12 @@ class LinePlanner:
         self.style: PromptStyle = "fewshot"
 
     def use_generation(self, generation: GenerationConfig) -> None:
-        """Plan the lines asked from now on with ``generation``'s candidates, contrast
-        and examples."""
+        """Plan the lines asked from now on with ``generation``'s candidates, contrast,
+        examples and on-topic triggers."""
         self._count = generation.candidates
         self._contrast = generation.contrast
         self._shown = generation.examples
+        self._on_topic = frozenset(generation.on_topic)
 
     @property
     def context(self) -> str:
@@ -412,8 +414,9 @@ class LinePlanner:
         absent = tuple(
             name for name in self._names if name not in present and name not in mentioned
         )
+        keywords = self._keywords(ask, known)
         return LineCriteria(
-            keywords=self._keywords(ask, known),
+            keywords=keywords,
             # A reply to the player may say who is talking ("I'm Marta, the baker"); a bark
             # that names its own speaker or their trade reads like a stage label, or like
             # a villager who took themself for someone else ("Ah, the baker!" from Marta).
@@ -437,7 +440,15 @@ class LinePlanner:
             # The answer to "do you remember me?" names what they remember, or says they
             # do not know the traveller, in its first words; any other answer gives way
             # to the template.
-            must_mention=recall_words(memory.facts, ask.errand) if recall else (),
+            # With ``generation.on_topic``, a village bark of those triggers must also
+            # name its moment: a greeting that greets, a bump that is a bump.
+            must_mention=(
+                recall_words(memory.facts, ask.errand)
+                if recall
+                else keywords
+                if style == "village" and ask.trigger.value in self._on_topic
+                else ()
+            ),
             mention_within=recall_within(memory.facts) if recall else 0,
             # Meeting the traveller for the first time, a villager may say who they are.
             introduces=ask.trigger is Trigger.GREET and _first_meeting(memory),

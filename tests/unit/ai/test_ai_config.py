@@ -57,6 +57,7 @@ def test_field_types_are_loader_friendly() -> None:
         (lambda: ModelConfig(backend="gpu"), "backend"),  # type: ignore[arg-type]
         (lambda: GenerationConfig(top_p=0.0), "top_p"),
         (lambda: GenerationConfig(stop=("",)), "stop"),
+        (lambda: GenerationConfig(on_topic=("greeting",)), "on_topic"),
         (lambda: SchedulerConfig(queue_capacity=0), "queue_capacity"),
         (
             lambda: SchedulerConfig(deadline_reactive_s=5.0, timeout_reactive_s=1.0),

@@ -563,3 +563,22 @@ def test_a_village_bark_may_not_be_a_corpus_line_word_for_word() -> None:
     assert not chat.criteria.written
     planner.use_style("fewshot")
     assert not build(planner, greet, Memory())[1].criteria.written
+
+
+def test_on_topic_triggers_make_a_village_bark_name_its_moment() -> None:
+    planner = _planner_with_examples(0)
+    greet = LineAskParts(2, Trigger.GREET, Priority.PREDICTIVE)
+    bumped = LineAskParts(2, Trigger.BUMPED, Priority.REACTIVE)
+    off = "You're the one."  # a greeting that does not greet
+    _, plan = build(planner, greet, Memory())
+    assert "unmentioned" not in judge(off, plan.criteria).faults
+    planner.use_generation(GenerationConfig(examples=0, on_topic=("greet",)))
+    _, plan = build(planner, greet, Memory())
+    assert "unmentioned" in judge(off, plan.criteria).faults
+    assert judge("Hello there, traveller.", plan.criteria).passes
+    # Only the triggers named, and only the village model's lines.
+    _, plan = build(planner, bumped, Memory())
+    assert "unmentioned" not in judge("Back, friend.", plan.criteria).faults
+    planner.use_style("fewshot")
+    _, plan = build(planner, greet, Memory())
+    assert "unmentioned" not in judge(off, plan.criteria).faults
