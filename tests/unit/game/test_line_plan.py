@@ -434,6 +434,8 @@ def test_a_bark_told_of_nothing_may_not_claim_a_past() -> None:
     """ "I'm still waiting on your apples, dear" before Marta asked is refused; once she
     asked it may stand, and with something remembered "again" may, "waiting" not."""
     planner = _village_planner()
+    # Whether a greeting greets is another rule (generation.on_topic), left out here.
+    planner.use_generation(GenerationConfig(candidates=3, on_topic=()))
     fresh = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE)
     _, plan = build(planner, fresh, Memory())
     assert judge("I'm still waiting on your apples, dear.", plan.criteria).faults == (
@@ -570,6 +572,7 @@ def test_on_topic_triggers_make_a_village_bark_name_its_moment() -> None:
     greet = LineAskParts(2, Trigger.GREET, Priority.PREDICTIVE)
     bumped = LineAskParts(2, Trigger.BUMPED, Priority.REACTIVE)
     off = "You're the one."  # a greeting that does not greet
+    planner.use_generation(GenerationConfig(examples=0, on_topic=()))
     _, plan = build(planner, greet, Memory())
     assert "unmentioned" not in judge(off, plan.criteria).faults
     planner.use_generation(GenerationConfig(examples=0, on_topic=("greet",)))
