@@ -62,6 +62,10 @@ _REACTION_DRAWS = 3
 # The village adapter's barks: a second draw only when the first fails a check, sampled
 # cooler than the base model's (its first guess is already in the villager's voice).
 _VILLAGE_DRAWS = 2
+# A line prepared ahead (a greeting, a farewell) has time for more: a greeting that must
+# greet (generation.on_topic) passed in two draws too seldom for one in ten to be left to
+# the template.
+_VILLAGE_PREPARED_DRAWS = 4
 _VILLAGE_TEMPERATURE = 0.4
 # ... and the second hotter: at 0.4 it was the first line again, word for word, in four
 # of seven greetings that failed both draws ("Good day, citizen." twice, an echo twice).
@@ -379,7 +383,7 @@ class LinePlanner:
             return CandidatePlan(
                 criteria,
                 (),
-                _VILLAGE_DRAWS,
+                _VILLAGE_PREPARED_DRAWS if ask.priority is Priority.PREDICTIVE else _VILLAGE_DRAWS,
                 "first_pass",
                 False,
                 budget,
