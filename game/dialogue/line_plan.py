@@ -62,9 +62,9 @@ _REACTION_DRAWS = 3
 # The village adapter's barks: a second draw only when the first fails a check, sampled
 # cooler than the base model's (its first guess is already in the villager's voice).
 _VILLAGE_DRAWS = 2
-# A line prepared ahead (a greeting, a farewell) has time for more: a greeting that must
-# greet (generation.on_topic) passed in two draws too seldom for one in ten to be left to
-# the template.
+# A line prepared ahead (a greeting, a farewell) has time for more draws. With two, a
+# greeting that must greet (generation.on_topic) failed both in 13% of greetings, which
+# then fell to the template (docs/design.md).
 _VILLAGE_PREPARED_DRAWS = 4
 _VILLAGE_TEMPERATURE = 0.4
 # ... and the second hotter: at 0.4 it was the first line again, word for word, in four
