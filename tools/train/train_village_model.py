@@ -102,6 +102,9 @@ class Settings:
     # corpus has no lines for).
     examples: int = EXAMPLES_PER_BARK
     bare_one_in: int = 6
+    # The projections adapted in every layer. Each costs llama.cpp two small matrix
+    # products a token, so fewer decode faster (tools/train/bench_adapter_speed.py).
+    modules: tuple[str, ...] = TARGET_MODULES
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +255,7 @@ def train(args: argparse.Namespace) -> dict[str, object]:
         limit=args.limit,
         decision_repeats=args.decision_repeats,
         examples=args.examples,
+        modules=args.modules,
     )
     began = time.perf_counter()
     torch.manual_seed(settings.seed)
@@ -311,7 +315,7 @@ def train(args: argparse.Namespace) -> dict[str, object]:
             r=settings.rank,
             lora_alpha=settings.alpha,
             lora_dropout=0.0,
-            target_modules=list(TARGET_MODULES),
+            target_modules=list(settings.modules),
             bias="none",
         ),
     )
@@ -419,7 +423,7 @@ def train(args: argparse.Namespace) -> dict[str, object]:
         },
         "decisions_sha256": sha256_file(decisions_path) if situations else "",
         "settings": asdict(settings),
-        "target_modules": list(TARGET_MODULES),
+        "target_modules": list(settings.modules),
         "held_out_loss_before": round(held_before, 4),
         "held_out_decision_loss_before": round(decisions_before, 4),
         "epochs": epochs,
@@ -435,6 +439,17 @@ def train(args: argparse.Namespace) -> dict[str, object]:
         time.perf_counter() - began,
     )
     return manifest
+
+
+def _modules(text: str) -> tuple[str, ...]:
+    """``--modules q_proj,v_proj``: the projections named, in the order of TARGET_MODULES."""
+    names = {name.strip() for name in text.split(",") if name.strip()}
+    unknown = names - set(TARGET_MODULES)
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"name projections among {', '.join(TARGET_MODULES)}; got {text!r}"
+        )
+    return tuple(name for name in TARGET_MODULES if name in names)
 
 
 def main() -> None:
@@ -460,6 +475,12 @@ def main() -> None:
         type=int,
         default=defaults.examples,
         help="corpus lines a bark's prompt shows (as generation.examples)",
+    )
+    parser.add_argument(
+        "--modules",
+        type=_modules,
+        default=defaults.modules,
+        help=f"projections to adapt, comma-separated among {','.join(TARGET_MODULES)}",
     )
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
