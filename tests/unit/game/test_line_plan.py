@@ -408,7 +408,7 @@ def test_a_village_bark_ends_after_its_first_full_sentence_and_checks_props_and_
     _, hit = build(
         planner, LineAskParts(1, Trigger.HIT, Priority.REACTIVE, subject="apple"), Memory()
     )
-    assert hit.sentence_words == 3
+    assert hit.sentence_words == 2
     assert set(hit.criteria.foreign_words) >= {
         "crate",
         "crates",
