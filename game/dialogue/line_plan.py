@@ -74,7 +74,8 @@ _VILLAGE_REDRAW_TEMPERATURE = 0.8
 # "Good day!" is a line. Read in village runs, the second sentence is where it wanders:
 # over every blind run, readers rated bad 26-28% of one-sentence greetings against 42-47%
 # of those that went on after a short first sentence ("Good day! Your goat's gone."),
-# 18% of one-sentence goodbyes against 39-40% (tools/eval/line_quality.py's ratings).
+# 18% of one-sentence goodbyes against 39-40% (the ratings tools/eval/line_quality.py
+# gathers; docs/dialogue.md).
 VILLAGE_SENTENCE_WORDS = 2
 # A chat answer's first sentence must close three words: "The forge, dear?" goes on to
 # give the place.
