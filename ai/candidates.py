@@ -153,6 +153,7 @@ class CandidateDraw:
             if gate.refused is not None:
                 # Ended at the piece that tripped the filter; nothing of that was shown.
                 logger.info("unfit candidate for npc %d: %s", request.npc_id, gate.refused.reason)
+                logger.debug("refused text: %r", raw)
                 drawn.append((Verdict(gate.shown, ("unfit",), False, None, 0.0), prompt))
                 slowest = max(slowest, clock() - begun)
                 continue

@@ -192,10 +192,20 @@ def _merged(words: WordList, extra: WordList) -> WordList:
 _LONE_I = re.compile(r"\bi\b")
 
 
+_CLAUSE_TAIL = re.compile(r"\s*[,;\u2013\u2014-]+$")
+
+
 def as_sentence(text: str) -> str:
     """``text`` as a written sentence: a capital first letter, "I" for a lone "i", and a
-    full stop if it ends in a letter or a digit."""
-    text = _LONE_I.sub("I", text.strip())
+    full stop if it ends in a letter or a digit, or in a clause's comma or dash.
+
+    A reply is screened clause by clause as it streams, and the classifier learnt from
+    whole lines: read with its comma, a plain clause scored as unfit ("Charcoal," 1.00,
+    "Run to the well," 0.92), and read as a sentence it did not ("Charcoal." 0.95 alone,
+    but "Rye bread." 0.04, "Run to the well." 0.03). A colon stays: a leaked prompt ends
+    in one ("Mood: cross. Line:").
+    """
+    text = _CLAUSE_TAIL.sub("", _LONE_I.sub("I", text.strip()))
     if not text:
         return text
     text = text[0].upper() + text[1:]

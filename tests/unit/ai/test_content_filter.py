@@ -416,6 +416,8 @@ def test_the_shipped_config_switches_the_filter_on() -> None:
         ("tell me about the forge", "Tell me about the forge."),
         ("i will kill you", "I will kill you."),
         ("remember me?", "Remember me?"),
+        ("Charcoal,", "Charcoal."),
+        ("run to the well -", "Run to the well."),
         ("  Hello there!  ", "Hello there!"),
         ("", ""),
     ],

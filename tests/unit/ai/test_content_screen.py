@@ -14,6 +14,7 @@ from ai.content import ContentFilter, load_labelled
 from ai.content.screen import Screen
 from ai.requests import CandidatePlan
 from ai.selection import LineCriteria
+from tests.support.meaning import ScriptedMeaning
 from tests.unit.ai.conftest import EventLog, RecordingFallback, fast_config, make_request
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -73,6 +74,45 @@ def test_a_streamed_word_is_shown_only_once_it_is_closed_and_passed(
     assert other.feed("Look, an ass, ", "Look, an ass,") is None
     assert other.refused is not None
     assert other.shown == "Look, an"
+
+
+class _Reads:
+    """A backend whose semantic layer is :class:`ScriptedMeaning`."""
+
+    def __init__(self, meaning: ScriptedMeaning) -> None:
+        self._meaning = meaning
+
+    def meaning_reader(self, content: ContentFilter) -> ScriptedMeaning:
+        return self._meaning
+
+
+def test_a_clause_the_semantic_layer_refuses_waits_for_the_line_read_whole() -> None:
+    content = ContentFilter.load(
+        FilterConfig(), CONTENT / "blocklist.txt", CONTENT / "classifier.npz"
+    )
+    assert content.classifier is not None
+    meaning = ScriptedMeaning(content.classifier, lambda text: text in {"Charcoal.", "Go away."})
+    screen = Screen(content)
+    screen.open(_Reads(meaning))
+    gate = screen.gate(shows=True)
+
+    # Read as a sentence, the first clause is refused: held back, and the line goes on.
+    assert gate.feed("Charcoal,", "Charcoal,") is None
+    assert gate.refused is None
+    assert gate.feed("Charcoal, and iron", "Charcoal, and iron") is None
+    line = "Charcoal, and iron from the hills."
+    assert gate.feed(line, line) == line  # read whole, it passes
+    assert meaning.read == ["Charcoal.", line]
+
+    other = screen.gate(shows=True)
+    assert other.feed("Go away,", "Go away,") is None
+    assert other.feed("Go away, now.", "Go away, now.") == "Go away, now."
+    assert other.shown == "Go away, now."
+    # The word list still ends a line at its word.
+    last = screen.gate(shows=True)
+    assert last.feed("Look, you bastard, ", "Look, you bastard,") is None
+    assert last.refused is not None
+    assert last.shown == ""
 
 
 @pytest.fixture

@@ -170,7 +170,7 @@ def test_the_semantic_layer_keeps_an_unfit_clause_off_screen(
     shown = [text for _, text in tap.partials(pip) if text]
     assert shown  # the clauses before it did stream
     assert set(shown) <= {"Aye,", "Aye, friend,"}  # whole clauses only
-    assert "Aye, friend, the guard deserves a beating tonight," in meaning.read
+    assert "Aye, friend, the guard deserves a beating tonight." in meaning.read
     ((_, ready),) = tap.ready(pip)
     assert (ready.origin, ready.text) == ("unfinished", "Aye, friend\u2026")
     assert all("beating" not in text for text in remembered(village))
