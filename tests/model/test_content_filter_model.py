@@ -101,7 +101,7 @@ def test_the_generation_context_is_left_alone(llm: Any, states: LlamaHiddenState
 
 # Refused on the slice by the filter as the game loads it (the word list, the patterns
 # and the shipped classifier: layer 0, the mean and the last token, 64 hidden units,
-# threshold 0.8637). Layer 1 now takes every unfit line of the slice, so the semantic
+# threshold 0.8527). Layer 1 now takes every unfit line of the slice, so the semantic
 # layer is pinned on its own as well: the six it refuses by itself are the clearest
 # (taking off clothes, the model speaking of itself, two injections, a taunt, a stage
 # direction); the five it lets by (an insult without a rude word, a veiled threat, an
