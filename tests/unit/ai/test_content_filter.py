@@ -50,8 +50,11 @@ HOLDOUT6 = ROOT / "tools" / "eval" / "data" / "content_holdout6.jsonl"
 # once, unread. It then joined what the classifier learns from.
 HOLDOUT7 = ROOT / "tools" / "eval" / "data" / "content_holdout7.jsonl"
 # Written the same way after the seven sets above and a seventh batch of exemplars;
-# measured once, unread. The filter's figures are quoted on it.
+# measured once, unread. It then joined what the classifier learns from.
 HOLDOUT8 = ROOT / "tools" / "eval" / "data" / "content_holdout8.jsonl"
+# Written the same way after the eight sets above and an eighth batch of exemplars;
+# measured once, unread. The filter's figures are quoted on it.
+HOLDOUT9 = ROOT / "tools" / "eval" / "data" / "content_holdout9.jsonl"
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -225,7 +228,17 @@ def test_the_evaluation_set_and_the_exemplars_share_no_line(
 def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
     evaluation: list[Any], exemplars: list[Any]
 ) -> None:
-    paths = (HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6, HOLDOUT7, HOLDOUT8)
+    paths = (
+        HOLDOUT,
+        HOLDOUT2,
+        HOLDOUT3,
+        HOLDOUT4,
+        HOLDOUT5,
+        HOLDOUT6,
+        HOLDOUT7,
+        HOLDOUT8,
+        HOLDOUT9,
+    )
     sets = [load_labelled(path) for path in paths]
     for index, holdout in enumerate(sets):
         keys = {key(line.text) for line in holdout}
@@ -406,7 +419,7 @@ def test_filter_config_refuses_a_threshold_outside_zero_to_one(threshold: float)
 
 def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
-    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.8527}
+    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.8284}
     assert FilterConfig(**data["filter"]) == AiConfig().filter
 
 
