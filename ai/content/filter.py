@@ -190,8 +190,6 @@ def _merged(words: WordList, extra: WordList) -> WordList:
 
 
 _LONE_I = re.compile(r"\bi\b")
-
-
 _CLAUSE_TAIL = re.compile(r"\s*[,;\u2013\u2014-]+$")
 
 
