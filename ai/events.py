@@ -47,10 +47,16 @@ class LoadProgress:
 
 @dataclass(frozen=True, slots=True)
 class RequestStarted:
-    """The worker began generating for this request."""
+    """The worker began generating for this request.
+
+    A request stopped by a preemption and queued again starts again from scratch:
+    ``preempted_s`` is then how long its stopped run had taken, worker time that made no
+    line (0 on a first start).
+    """
 
     handle: Handle
     request: LineRequest
+    preempted_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

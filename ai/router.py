@@ -298,8 +298,11 @@ class Router:
         if isinstance(event, TokenStreamed):
             self._token(routed, leg, event, now, out)
         elif isinstance(event, RequestStarted):
+            # A start again after a preemption is passed on too: it tells the lost run.
+            again = event.preempted_s > 0.0
             if not routed.closed and (
-                routed.winner is leg or (routed.winner is None and not routed.started_sent)
+                routed.winner is leg
+                or (routed.winner is None and (again or not routed.started_sent))
             ):
                 routed.started_sent = True
                 self._metrics.started += 1

@@ -38,8 +38,10 @@ class Ticket:
         "closed",
         "deadline_at",
         "handle",
+        "preempted_s",
         "priority",
         "request",
+        "run_started_at",
         "seq",
         "state",
         "submitted_at",
@@ -57,6 +59,10 @@ class Ticket:
         self.state = TicketState.QUEUED
         self.cancel_reason: str | None = None
         self.closed = False
+        # The worker's: when its current run began, and how long a run stopped by a
+        # preemption had taken (told with the next start).
+        self.run_started_at = 0.0
+        self.preempted_s = 0.0
 
     def should_stop(self) -> bool:
         """Polled by the backend once per token."""

@@ -269,7 +269,8 @@ class Worker:
         if request.max_tokens is not None:
             params = GenerationParams.from_config(self._config.generation, request.max_tokens)
         started = clock()
-        outbox.append((ticket, RequestStarted(handle, request)))
+        ticket.run_started_at = started
+        outbox.append((ticket, RequestStarted(handle, request, ticket.preempted_s)))
         backend = self._backend
         max_tokens = params.max_tokens
         try:
@@ -427,6 +428,7 @@ class Worker:
                 and self._clock() < ticket.deadline_at
             ):
                 # Preempted work is still wanted: run it again from scratch later.
+                ticket.preempted_s = self._clock() - ticket.run_started_at
                 ticket.cancel_reason = None
                 ticket.state = TicketState.QUEUED
                 self._scheduler.requeue_front(ticket)

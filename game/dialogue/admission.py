@@ -24,8 +24,9 @@ from game.sim.world import World
 #: How each request's worker time ended. "shown": its line reached a bubble; "late": it
 #: came after its moment; "cancelled": the game withdrew it (the player turned away);
 #: "expired": a prepared line nobody needed; "rejected": the world had moved on;
-#: "failed": the model gave no usable line (or ran out of time).
-OUTCOMES = ("shown", "late", "cancelled", "expired", "rejected", "failed")
+#: "failed": the model gave no usable line (or ran out of time); "preempted": a run that
+#: more urgent work stopped, before the request started again from scratch.
+OUTCOMES = ("shown", "late", "cancelled", "expired", "rejected", "failed", "preempted")
 PLAYER_REACTIONS = frozenset({Trigger.HIT, Trigger.NEAR_MISS, Trigger.BUMPED})
 """What the player did to a villager: its answer is always the model's to write."""
 
@@ -125,8 +126,14 @@ class WorkerTime:
         self.seconds: defaultdict[str, float] = defaultdict(float)
         self.decisions_s = 0.0
 
-    def started(self, handle_id: int) -> None:
-        """The worker began this request."""
+    def started(self, handle_id: int, preempted_s: float = 0.0) -> None:
+        """The worker began this request, or began it again after ``preempted_s`` seconds of
+        a run that a preemption stopped: those are booked as "preempted", and the request
+        is timed afresh, so the work that ran in between is not counted twice."""
+        if preempted_s > 0.0 and handle_id in self._started:
+            self.seconds["preempted"] += preempted_s
+            self._started[handle_id] = self._clock()
+            return
         self._started.setdefault(handle_id, self._clock())
 
     def running(self, handle_id: int) -> bool:

@@ -378,7 +378,7 @@ class ModelLineSource:
 
     def _handle(self, event: AiEvent, tick: int) -> None:
         if isinstance(event, RequestStarted):
-            self.worker_time.started(event.handle.id)
+            self.worker_time.started(event.handle.id, event.preempted_s)
             return
         done = self._choices.get(event.handle.id)
         if done is not None:

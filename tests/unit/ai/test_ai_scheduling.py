@@ -165,7 +165,14 @@ def test_player_chat_preempts_predictive_which_is_requeued(
     log.until(lambda: len(log.of(LineCompleted)) == 2)
     completed = [e.handle for e in log.of(LineCompleted)]
     assert completed == [chat, predicted]
-    assert [e.handle for e in log.of(RequestStarted)] == [predicted, chat, predicted]
+    starts = log.of(RequestStarted)
+    assert [e.handle for e in starts] == [predicted, chat, predicted]
+    # The second start tells how long the stopped run took: at least its first token.
+    assert [e.preempted_s > 0.0 for e in starts if isinstance(e, RequestStarted)] == [
+        False,
+        False,
+        True,
+    ]
     line = log.of(LineCompleted, predicted)[0]
     assert isinstance(line, LineCompleted)
     assert line.text == LONG_LINE

@@ -18,6 +18,7 @@ from ai import (
     PromptSpec,
     RemoteConfig,
     RequestCancelled,
+    RequestStarted,
     Router,
     RoutingConfig,
     ScriptedBackend,
@@ -292,3 +293,25 @@ def test_a_server_asking_to_retry_later_opens_the_breaker_for_that_long(
     assert not breaker.probe_due(clock()), "no probe before the server's time is up"
     clock.advance(1.5)
     assert breaker.probe_due(clock())
+
+
+def test_a_start_again_after_a_preemption_is_passed_on_with_the_lost_run(
+    make_router: Callable[..., Router],
+) -> None:
+    local_only = RoutingConfig(
+        player_chat=("local",), reactive=("local",), predictive=("local",), ambient=("local",)
+    )
+    slow_start = ScriptedBackend(ScriptedConfig(0, 0.3, 0.001))
+    router = make_router(
+        _config(local_only), ScriptedBackend(ScriptedConfig(0, 0.001, 0.001)), slow_start
+    )
+    log = EventLog(router)  # type: ignore[arg-type]
+    predicted = router.submit(make_request("p", Priority.PREDICTIVE, situation="walks by"))
+    log.until(lambda: bool(log.of(RequestStarted, predicted)))
+    time.sleep(0.05)  # stopped before its first token
+    router.submit(make_request("c", Priority.PLAYER_CHAT, situation="greets you"))
+    log.until(lambda: _ended(log, predicted))
+    starts = [e for e in log.of(RequestStarted, predicted) if isinstance(e, RequestStarted)]
+    assert len(starts) == 2
+    assert starts[0].preempted_s == 0.0
+    assert starts[1].preempted_s >= 0.04

@@ -13,6 +13,7 @@ import pytest
 from ai import GenerationParams, Priority, PromptSpec
 from ai.backend import StopCheck
 from game.core.session import Session
+from game.dialogue.admission import WorkerTime
 from game.dialogue.line_source import LineAsk
 from game.dialogue.model_line_source import ModelLineSource
 from game.dialogue.records import LineKind, LineRecord
@@ -440,3 +441,21 @@ def test_chatter_the_villager_has_moved_past_is_stopped_before_it_is_written(
     assert dict(source.checker.stale) == {"epoch_changed": 1}
     assert source.worker_time.seconds["shown"] == 0.0
     assert not [r for _, r in tap.ready(marta) if r.ask.trigger is Trigger.AMBIENT]
+
+
+def test_a_preempted_run_is_booked_once_and_the_request_timed_afresh() -> None:
+    now = [0.0]
+    worker_time = WorkerTime(clock=lambda: now[0])
+    worker_time.started(1)
+    now[0] = 0.4  # a chat reply stops request 1 and runs for a second
+    worker_time.started(2)
+    now[0] = 1.4
+    worker_time.ended(2)
+    worker_time.settle(2, "shown")
+    worker_time.started(1, preempted_s=0.4)  # request 1 again, from scratch
+    worker_time.started(1)  # a start seen twice changes nothing
+    now[0] = 1.9
+    worker_time.ended(1)
+    worker_time.settle(1, "shown")
+    assert dict(worker_time.seconds) == pytest.approx({"shown": 1.5, "preempted": 0.4})
+    assert worker_time.shown_share() == pytest.approx(1.5 / 1.9)
