@@ -131,7 +131,7 @@ class CandidateDraw:
         for k in range(max(1, plan.count)):
             passed = any(v.passes for v, _ in drawn)
             # Words on screen are never typed over: a reply that showed some is its only draw.
-            if k and (shown or not self._room_for_another(ticket, plan, slowest, passed)):
+            if k and (shown or not self._room_for_another(ticket, plan, slowest, passed, k)):
                 break
             prompt = base_prompt
             drawn_with = params
@@ -207,19 +207,22 @@ class CandidateDraw:
         return tuple(scored.get(id(v), v) for v in verdicts)
 
     def _room_for_another(
-        self, ticket: Ticket, plan: CandidatePlan, slowest: float, passed: bool
+        self, ticket: Ticket, plan: CandidatePlan, slowest: float, passed: bool, drawn: int
     ) -> bool:
         """Whether one more candidate fits before the timeout.
 
         A draw for a better line needs the budget and an idle queue. A draw because no
         line could be shown yet (the alternative is a template line for certain) may
-        keep waiting work waiting, but never past the start deadline of any of it.
+        keep waiting work waiting, up to ``plan.busy_count`` draws, and never past the
+        start deadline of any of it.
         """
         finish = self._clock() + slowest
         if finish > ticket.timeout_at:
             return False
         waiting = self._next_deadline(ticket.priority)
         if not passed:
+            if 0 < plan.busy_count <= drawn and self._queued() > 0:
+                return False
             return waiting is None or finish < waiting
         if plan.budget_s > 0.0 and finish > ticket.submitted_at + plan.budget_s:
             return False

@@ -74,7 +74,9 @@ class CandidatePlan:
     first such end by which the line has used one of them (an answer that has given the
     fact asked for), else at the hygiene's limit. No new candidate
     starts later than ``budget_s`` after submit (0: only the request's timeout limits
-    it), nor while a request of the same or higher priority is waiting. When no
+    it), nor while a request of the same or higher priority is waiting. ``busy_count``,
+    when above 0, is the most candidates drawn while any other request waits: the draws
+    beyond it, for a line nothing drawn so far could show, use only idle time. When no
     candidate passes, the request fails as "rejected" and the fallback line stands in.
     """
 
@@ -88,6 +90,7 @@ class CandidatePlan:
     sentence_words: int = 0
     answer_words: tuple[str, ...] = ()
     redraw_temperature: float | None = None
+    busy_count: int = 0
 
 
 PlanSource = CandidatePlan | Callable[[], CandidatePlan]

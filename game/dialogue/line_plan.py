@@ -64,7 +64,9 @@ _REACTION_DRAWS = 3
 _VILLAGE_DRAWS = 2
 # A line prepared ahead (a greeting, a farewell) has time for more draws. With two, a
 # greeting that must greet (generation.on_topic) failed both in 13% of greetings, which
-# then fell to the template (docs/design.md).
+# then fell to the template (docs/design.md). Past the second, a draw waits for an idle
+# worker: in the crowd of 31, greetings that failed four draws took a third of the
+# worker's time while other villagers' lines waited (docs/design.md).
 _VILLAGE_PREPARED_DRAWS = 4
 _VILLAGE_TEMPERATURE = 0.4
 # ... and the second hotter: at 0.4 it was the first line again, word for word, in four
@@ -397,6 +399,7 @@ class LinePlanner:
                 _VILLAGE_TEMPERATURE,
                 0 if chat else VILLAGE_SENTENCE_WORDS,
                 redraw_temperature=_VILLAGE_REDRAW_TEMPERATURE,
+                busy_count=_VILLAGE_DRAWS,
             )
         if ask.priority is Priority.REACTIVE or ask.trigger is Trigger.FAREWELL:
             count = min(drawing.count, _REACTION_DRAWS)

@@ -396,6 +396,26 @@ def test_a_redraw_never_pushes_waiting_work_past_its_deadline(
     assert bool(log.of(LineCompleted, first)) is redrawn
 
 
+@pytest.mark.parametrize(("others_wait", "draws"), [(False, 4), (True, 2)])
+def test_draws_past_the_busy_count_wait_for_an_idle_worker(
+    make_runtime: Callable[..., AiRuntime], others_wait: bool, draws: int
+) -> None:
+    config = fast_config(token_s=0.02)
+    backend = ScriptedBackend(config.scripted, _script)
+    runtime = make_runtime(config, backend)
+    log = EventLog(runtime)
+    # Every candidate names an absent villager: none can be shown.
+    plan = _plan(openers=("Brann?",), count=4, busy_count=2)
+    first = runtime.submit(replace(make_request("a", npc_id=1, stream=False), plan=plan))
+    log.until(lambda: runtime.in_flight == 1)
+    if others_wait:
+        runtime.submit(make_request("b", npc_id=2, deadline_s=30.0))
+    log.until(lambda: bool(log.of(LineFailed, first)))
+    (failed,) = log.of(LineFailed, first)
+    assert isinstance(failed, LineFailed)
+    assert len(failed.candidates) == draws
+
+
 def test_a_line_that_names_another_prop_or_swaps_roles_is_not_shown() -> None:
     criteria = LineCriteria(foreign_words=("ball", "balls"), listener_acts=("bump", "throw"))
     assert judge("Oof, an apple! That's my ball now!", criteria).faults == ("foreign_word",)
