@@ -104,7 +104,7 @@ class GenerationConfig:
     candidates: int = 3
     contrast: bool = True
     examples: int = EXAMPLES_PER_BARK
-    on_topic: tuple[str, ...] = ("greet", "bumped", "hit")
+    on_topic: tuple[str, ...] = ("greet", "bumped", "hit", "errand_offer")
 
     def __post_init__(self) -> None:
         _require(1 <= self.candidates <= 8, "generation.candidates must be in 1..8")

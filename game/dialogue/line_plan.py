@@ -134,11 +134,15 @@ def priority_of(trigger: Trigger, predictive: bool = False) -> Priority:
 @dataclass(frozen=True, slots=True)
 class TriggerWords:
     """The keyword map: words that show a line is about its trigger, and, by errand id,
-    phrases that say an errand is done (``done_claims``)."""
+    the words that name what the errand wants (``errand_words``) and phrases that say it
+    is done (``done_claims``)."""
 
     version: int
     by_trigger: Mapping[Trigger, tuple[str, ...]]
     done_claims: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    errand_words: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
     def of(self, trigger: Trigger) -> tuple[str, ...]:
         """The keywords of one trigger (none for chat)."""
@@ -160,18 +164,27 @@ def load_trigger_words(name: str | Path = DEFAULT_KEYWORDS) -> TriggerWords:
         if key not in {t.value for t in Trigger}:
             raise AssetError(f"{path} at keywords.{key}: unknown trigger")
         out[Trigger(key)] = _phrases(value, f"{path} at keywords.{key}", "words")
-    claims = raw.get("errand_done_claims", {})
-    if not isinstance(claims, dict):
-        raise AssetError(f"{path}: errand_done_claims must be a table of errand ids")
-    done = {
-        errand_id: _phrases(value, f"{path} at errand_done_claims.{errand_id}", "phrases")
-        for errand_id, value in claims.items()
-    }
     version = raw.get("version", 0)
     return TriggerWords(
         version if isinstance(version, int) else 0,
         MappingProxyType(out),
-        MappingProxyType(done),
+        _by_errand(raw, "errand_done_claims", path, "phrases"),
+        _by_errand(raw, "errand_words", path, "words"),
+    )
+
+
+def _by_errand(
+    raw: Mapping[str, object], key: str, path: Path, what: str
+) -> Mapping[str, tuple[str, ...]]:
+    """The table ``key`` of phrase lists by errand id (empty when absent)."""
+    table = raw.get(key, {})
+    if not isinstance(table, dict):
+        raise AssetError(f"{path}: {key} must be a table of errand ids")
+    return MappingProxyType(
+        {
+            errand_id: _phrases(value, f"{path} at {key}.{errand_id}", what)
+            for errand_id, value in table.items()
+        }
     )
 
 
@@ -459,7 +472,7 @@ class LinePlanner:
             must_mention=(
                 recall_words(memory.facts, ask.errand)
                 if recall
-                else keywords
+                else self._on_topic_words(ask, keywords)
                 if style == "village" and ask.trigger.value in self._on_topic
                 else ()
             ),
@@ -468,6 +481,8 @@ class LinePlanner:
             introduces=ask.trigger is Trigger.GREET and _first_meeting(memory),
             # ... and never that they are a prop: Pip's welcome "I'm the ball!".
             things=tuple(PROP_KINDS),
+            # ... nor speaks of one in a bare noun, as a bark: "Ow, ball?".
+            bare_nouns=() if chat else tuple(PROP_KINDS),
             # A bump after a throw is not a throw: "Throwing a ball at me?" when bumped.
             past_only=_props_in_a_bump(ask, speaker, memory),
             now_words=_BUMP_NOW,
@@ -490,6 +505,13 @@ class LinePlanner:
         if ask.errand_state == "done":
             return ()
         return self._words.done_claims.get(ask.errand_id, ())
+
+    def _on_topic_words(self, ask: LineAskParts, keywords: tuple[str, ...]) -> tuple[str, ...]:
+        """What a village bark of an on-topic trigger must use one of: an errand's offer
+        names what the errand wants; any other bark, a word of its moment."""
+        if ask.trigger is Trigger.ERRAND_OFFER:
+            return self._words.errand_words.get(ask.errand_id, keywords)
+        return keywords
 
     def _keywords(self, ask: LineAskParts, known: Sequence[Fact]) -> tuple[str, ...]:
         if ask.trigger is Trigger.CHAT:

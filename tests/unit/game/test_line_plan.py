@@ -318,9 +318,29 @@ def test_errand_done_claims_are_read_by_errand_id_and_checked(tmp_path: Path) ->
         load_trigger_words(path)
 
 
-def test_every_errand_with_done_claims_is_an_errand_of_the_level() -> None:
+def test_every_errand_with_done_claims_or_words_is_an_errand_of_the_level() -> None:
     ids = {errand.id for errand in load_level().errands}
-    assert set(load_trigger_words().done_claims) == ids  # a misspelt id would check nothing
+    words = load_trigger_words()
+    # A misspelt id would check nothing.
+    assert set(words.done_claims) == ids
+    assert set(words.errand_words) == ids
+
+
+def test_an_errand_offer_on_topic_names_what_the_errand_wants() -> None:
+    """Marta offering her errand with "A loaf, please." or "Oh, my!" tells the player nothing."""
+    planner = _planner_with_examples(0)
+    planner.use_generation(GenerationConfig(examples=0, on_topic=("errand_offer",)))
+    ask = LineAskParts(
+        1, Trigger.ERRAND_OFFER, Priority.REACTIVE, errand="Fill my basket", errand_id="apples"
+    )
+    _, plan = build(planner, ask, Memory())
+    assert "unmentioned" in judge("A loaf, please.", plan.criteria).faults
+    assert "unmentioned" in judge("Oh, my!", plan.criteria).faults
+    assert judge("Could you bring me five apples, dear?", plan.criteria).passes
+    # Without the rule the offer's own keywords make it on topic, as before.
+    planner.use_generation(GenerationConfig(examples=0, on_topic=("greet",)))
+    _, plan = build(planner, ask, Memory())
+    assert "unmentioned" not in judge("A loaf, please.", plan.criteria).faults
 
 
 def test_an_errand_line_may_not_say_the_errand_is_done_while_it_is_not() -> None:
@@ -334,7 +354,7 @@ def test_an_errand_line_may_not_say_the_errand_is_done_while_it_is_not() -> None
     # Another errand's claims, or a greeting, are not held against the line.
     apples = LineAskParts(1, Trigger.ERRAND_OFFER, Priority.REACTIVE, errand_id="apples")
     _, plan = build(planner, apples, Memory())
-    assert judge("Oh my, the ball's down!", plan.criteria).faults == ()
+    assert "foreign_word" not in judge("Oh my, the ball's down!", plan.criteria).faults
     greet = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE, errand_id="ball")
     _, plan = build(planner, greet, Memory())
     assert "ball's down" not in plan.criteria.foreign_words
