@@ -55,9 +55,6 @@ _IS_THING = (
     r"\b(?:i'm|i am)\s+(?:(?:the|a|an|your|my|this|that)\s+(?:[a-z']+\s+)?)?"
     r"(?:{things})s?(?=\s*(?:[.!?,;:]|$))"
 )
-# A place or thing of the speaker's trade ("the guard's post", "the baker's bench"): said
-# by that villager it is where they stand, not a name taken for someone else's. Not "the
-# baker's here", which is "the baker is", of herself.
 # Words that say which thing is meant: "a ball", "that crate", "my best apple".
 _DETERMINERS = frozenset(
     "a an the that this my your his her our their its one what some any no which whose "  # noqa: SIM905
@@ -68,6 +65,9 @@ _COMPOUND_HEADS = frozenset(
     "pie pies tree trees cart basket stack game seller cake cakes juice sauce core cores "  # noqa: SIM905
     "thrower throwers lid hoop maker tart tarts".split()
 )
+# A place or thing of the speaker's trade ("the guard's post", "the baker's bench"): said
+# by that villager it is where they stand, not a name taken for someone else's. Not "the
+# baker's here", which is "the baker is", of herself.
 _TRADE_OWNS = (
     r"\bthe\s+(?:{names})['\u2019]s\s+"
     r"(?!(?:here|there|not|gone|back|coming|going|been|got|in|out|at|on|off|up|a|an|the|"
