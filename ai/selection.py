@@ -55,16 +55,6 @@ _IS_THING = (
     r"\b(?:i'm|i am)\s+(?:(?:the|a|an|your|my|this|that)\s+(?:[a-z']+\s+)?)?"
     r"(?:{things})s?(?=\s*(?:[.!?,;:]|$))"
 )
-# Words that say which thing is meant: "a ball", "that crate", "my best apple".
-_DETERMINERS = frozenset(
-    "a an the that this my your his her our their its one what some any no which whose "  # noqa: SIM905
-    "every another each whole such same old own".split()
-)
-# A noun after a prop's name makes a compound that needs no determiner: "apple pie".
-_COMPOUND_HEADS = frozenset(
-    "pie pies tree trees cart basket stack game seller cake cakes juice sauce core cores "  # noqa: SIM905
-    "thrower throwers lid hoop maker tart tarts".split()
-)
 # A place or thing of the speaker's trade ("the guard's post", "the baker's bench"): said
 # by that villager it is where they stand, not a name taken for someone else's. Not "the
 # baker's here", which is "the baker is", of herself.
@@ -96,8 +86,6 @@ class LineCriteria:
     set the past apart ("First a crate, now elbows."); else it tells the past as
     happening ("Throwing a ball at me?"). ``written`` are lines written by hand (as
     :func:`normalized` gives them) that the line must not be word for word.
-    ``bare_nouns`` are count nouns a line may not use without a word before them that
-    says which ("Ow, ball?", "Ball in my hand."; see :func:`bare_noun`).
     """
 
     keywords: tuple[str, ...] = ()
@@ -115,7 +103,6 @@ class LineCriteria:
     past_only: tuple[str, ...] = ()
     now_words: tuple[str, ...] = ()
     written: frozenset[str] = frozenset()
-    bare_nouns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,8 +256,6 @@ def faults(text: str, criteria: LineCriteria) -> tuple[str, ...]:
         found.append("is_thing")
     if criteria.past_only and tells_past_as_now(text, criteria.past_only, criteria.now_words):
         found.append("past_as_now")
-    if criteria.bare_nouns and bare_noun(text, criteria.bare_nouns):
-        found.append("bare_noun")
     if criteria.must_mention and not _mentions_early(text, criteria):
         found.append("unmentioned")
     if has_label(text):
@@ -283,24 +268,6 @@ def _mentions_early(text: str, criteria: LineCriteria) -> bool:
     within = criteria.mention_within
     head = " ".join(words(text)[:within]) if within > 0 else text
     return mentions(head, criteria.must_mention)
-
-
-def bare_noun(text: str, nouns: Iterable[str]) -> bool:
-    """True when one of ``nouns``, singular, has no determiner in the two words before it
-    ("Ow, ball?", "Ball in my hand.", but "Ow! That ball!", "my best apple", and a
-    compound such as "apple pie"). Read over every blind rating of model barks, lines
-    with such a noun were rated bad 73% of the time against 40% for the rest
-    (``tools/eval/line_quality.py``)."""
-    wanted = {noun.lower() for noun in nouns}
-    tokens = words(text)
-    for i, token in enumerate(tokens):
-        if token not in wanted:
-            continue
-        if _DETERMINERS.isdisjoint(tokens[max(0, i - 2) : i]):
-            after = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if after not in _COMPOUND_HEADS:
-                return True
-    return False
 
 
 def swaps_roles(text: str, acts: Iterable[str]) -> bool:

@@ -481,8 +481,6 @@ class LinePlanner:
             introduces=ask.trigger is Trigger.GREET and _first_meeting(memory),
             # ... and never that they are a prop: Pip's welcome "I'm the ball!".
             things=tuple(PROP_KINDS),
-            # ... nor speaks of one in a bare noun, as a bark: "Ow, ball?".
-            bare_nouns=() if chat else tuple(PROP_KINDS),
             # A bump after a throw is not a throw: "Throwing a ball at me?" when bumped.
             past_only=_props_in_a_bump(ask, speaker, memory),
             now_words=_BUMP_NOW,

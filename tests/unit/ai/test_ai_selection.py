@@ -27,7 +27,6 @@ from ai.hygiene import end_after, sentence_end
 from ai.prompt import build_completion_prompt
 from ai.requests import Exchange, PlanSource
 from ai.selection import (
-    bare_noun,
     claims_to_be,
     copies,
     echoes,
@@ -415,26 +414,6 @@ def test_draws_past_the_busy_count_wait_for_an_idle_worker(
     (failed,) = log.of(LineFailed, first)
     assert isinstance(failed, LineFailed)
     assert len(failed.candidates) == draws
-
-
-@pytest.mark.parametrize(
-    ("text", "bare"),
-    [
-        ("Ow, ball?", True),
-        ("Ow! Ball in my hand.", True),
-        ("Apple, mind my toes!", True),
-        ("Ow! That ball nearly flattened me!", False),
-        ("Ouch! That's my best apple!", False),
-        ("A barrel, at me?", False),
-        ("Apple pie for you, dear.", False),
-        ("Apples everywhere!", False),
-        ("The ball's on the roof.", False),
-    ],
-)
-def test_a_prop_named_without_a_determiner_is_a_bare_noun(text: str, bare: bool) -> None:
-    assert bare_noun(text, ("ball", "apple", "barrel")) is bare
-    criteria = LineCriteria(bare_nouns=("ball", "apple", "barrel"))
-    assert ("bare_noun" in judge(text, criteria).faults) is bare
 
 
 def test_a_line_that_names_another_prop_or_swaps_roles_is_not_shown() -> None:
