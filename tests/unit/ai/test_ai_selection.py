@@ -13,6 +13,7 @@ from ai import (
     CandidatePlan,
     FallbackUsed,
     GenerationParams,
+    Handle,
     LineCompleted,
     LineCriteria,
     LineFailed,
@@ -378,19 +379,26 @@ def test_waiting_work_of_the_same_class_stops_a_draw_that_has_a_line(
     assert len(done.candidates) == 1
 
 
+def _drawing(
+    make_runtime: Callable[..., AiRuntime], token_s: float, plan: CandidatePlan
+) -> tuple[AiRuntime, EventLog, Handle]:
+    """A runtime drawing one unstreamed request's candidates by ``plan``, begun."""
+    config = fast_config(token_s=token_s)
+    runtime = make_runtime(config, ScriptedBackend(config.scripted, _script))
+    log = EventLog(runtime)
+    handle = runtime.submit(replace(make_request("a", npc_id=1, stream=False), plan=plan))
+    log.until(lambda: runtime.in_flight == 1)
+    return runtime, log, handle
+
+
 # A candidate takes about 0.4 s here: a second one would end past a 0.6 s start deadline
 # of the waiting request, which has not passed yet when the first candidate ends.
 @pytest.mark.parametrize(("waiting_deadline_s", "redrawn"), [(30.0, True), (0.6, False)])
 def test_a_redraw_never_pushes_waiting_work_past_its_deadline(
     make_runtime: Callable[..., AiRuntime], waiting_deadline_s: float, redrawn: bool
 ) -> None:
-    config = fast_config(token_s=0.2)
-    backend = ScriptedBackend(config.scripted, _script)
-    runtime = make_runtime(config, backend)
-    log = EventLog(runtime)
     # The first candidate names an absent villager and cannot be shown.
-    first = runtime.submit(replace(make_request("a", npc_id=1, stream=False), plan=_plan(count=2)))
-    log.until(lambda: runtime.in_flight == 1)
+    runtime, log, first = _drawing(make_runtime, 0.2, _plan(count=2))
     runtime.submit(make_request("b", npc_id=2, deadline_s=waiting_deadline_s))
     log.until(lambda: bool(log.of(LineCompleted, first) or log.of(LineFailed, first)))
     assert bool(log.of(LineCompleted, first)) is redrawn
@@ -400,14 +408,9 @@ def test_a_redraw_never_pushes_waiting_work_past_its_deadline(
 def test_draws_past_the_busy_count_wait_for_an_idle_worker(
     make_runtime: Callable[..., AiRuntime], others_wait: bool, draws: int
 ) -> None:
-    config = fast_config(token_s=0.02)
-    backend = ScriptedBackend(config.scripted, _script)
-    runtime = make_runtime(config, backend)
-    log = EventLog(runtime)
     # Every candidate names an absent villager: none can be shown.
     plan = _plan(openers=("Brann?",), count=4, busy_count=2)
-    first = runtime.submit(replace(make_request("a", npc_id=1, stream=False), plan=plan))
-    log.until(lambda: runtime.in_flight == 1)
+    runtime, log, first = _drawing(make_runtime, 0.02, plan)
     if others_wait:
         runtime.submit(make_request("b", npc_id=2, deadline_s=30.0))
     log.until(lambda: bool(log.of(LineFailed, first)))
