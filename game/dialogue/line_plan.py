@@ -31,6 +31,7 @@ from game.dialogue.memory import BUMPED_FACT, THREW_FACT, Memory, Recollection
 from game.dialogue.persona_prompt import Moment, Persona, PromptStyle, build_prompt
 from game.dialogue.recall import (
     TRAVELLER_DEEDS,
+    greeting_words,
     is_recall_question,
     made_up_deeds,
     recall_within,
@@ -472,7 +473,7 @@ class LinePlanner:
             must_mention=(
                 recall_words(memory.facts, ask.errand)
                 if recall
-                else self._on_topic_words(ask, keywords)
+                else self._on_topic_words(ask, keywords, memory.facts)
                 if style == "village" and ask.trigger.value in self._on_topic
                 else ()
             ),
@@ -504,11 +505,18 @@ class LinePlanner:
             return ()
         return self._words.done_claims.get(ask.errand_id, ())
 
-    def _on_topic_words(self, ask: LineAskParts, keywords: tuple[str, ...]) -> tuple[str, ...]:
+    def _on_topic_words(
+        self, ask: LineAskParts, keywords: tuple[str, ...], told: Sequence[str]
+    ) -> tuple[str, ...]:
         """What a village bark of an on-topic trigger must use one of: an errand's offer
-        names what the errand wants; any other bark, a word of its moment."""
+        names what the errand wants; a greeting greets or names what the villager was
+        told they remember of the traveller (``told``); any other bark, a word of its
+        moment."""
         if ask.trigger is Trigger.ERRAND_OFFER:
             return self._words.errand_words.get(ask.errand_id, keywords)
+        if ask.trigger is Trigger.GREET:
+            recalled = (word for fact in told for word in greeting_words(fact, ask.errand))
+            return tuple(dict.fromkeys((*keywords, *recalled)))
         return keywords
 
     def _keywords(self, ask: LineAskParts, known: Sequence[Fact]) -> tuple[str, ...]:

@@ -74,6 +74,18 @@ _MAX_WORDS = 14
 
 # What an answer may say of each kind of fact, besides the fact's own thing.
 _THREW_WORDS = ("threw", "throw", "thrown", "toss", "chuck", "flung", "fling", "hit")
+# A greeting that names a throw: the traveller as the thrower, or hoping for none.
+_THROWN_BY_YOU = (
+    "you threw",
+    "you've thrown",
+    "you have thrown",
+    "you hurled",
+    "you flung",
+    "you tossed",
+    "you chucked",
+    "you pelted",
+    "thrower",
+)
 _BUMPED_WORDS = ("bump", "knock", "walked into", "ran into", "shove", "elbow")
 # Saying the traveller is new to them.
 _NEW_WORDS = (
@@ -172,6 +184,20 @@ def fact_words(fact: str, errand: str = "") -> tuple[str, ...]:
     if kind == "bumped":
         return _BUMPED_WORDS
     return ()
+
+
+def greeting_words(fact: str, errand: str = "") -> tuple[str, ...]:
+    """Words with which a greeting may name ``fact`` instead of greeting in so many words.
+
+    "Back about the silk, are we?" and "You threw a crate! Hmph." meet the traveller as
+    well as "Hello" does. A throw is named with the traveller throwing it ("the crate
+    thrower") or hoping for none ("No apples today?"): the prop alone is not enough,
+    as in "Your balls." or "This ball's mine.".
+    """
+    if fact_kind(fact) != "threw":
+        return fact_words(fact, errand)
+    things = _with_singular(question_words(_thing(fact)))
+    return (*_THROWN_BY_YOU, *(f"no {word}" for thing in things for word in (thing, thing + "s")))
 
 
 def recall_words(facts: Sequence[str], errand: str = "") -> tuple[str, ...]:

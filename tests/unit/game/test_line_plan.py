@@ -608,3 +608,29 @@ def test_on_topic_triggers_make_a_village_bark_name_its_moment() -> None:
     planner.use_style("fewshot")
     _, plan = build(planner, greet, Memory())
     assert "unmentioned" not in judge(off, plan.criteria).faults
+
+
+def test_a_greeting_may_name_what_the_villager_remembers_instead_of_greeting() -> None:
+    """Told the traveller threw a ball at them, the village model greets with "You threw a
+    ball at me." as the corpus does; a line that only names the prop greets no one."""
+    planner = _village_planner()
+    greet = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE)
+    _, plain = build(planner, greet, Memory())
+    threw = Memory()
+    threw.add_fact("the traveller threw a ball at them")
+    _, thrown = build(planner, greet, threw)
+    asked = Memory()
+    asked.add_fact("the traveller asked them about the silk")
+    _, silk = build(planner, greet, asked)
+
+    def unmentioned(text: str, plan: CandidatePlan) -> bool:
+        return "unmentioned" in judge(text, plan.criteria).faults
+
+    for text in ("You threw a ball at me.", "The ball thrower.", "No balls today?"):
+        assert not unmentioned(text, thrown)
+        assert unmentioned(text, plain)
+    for text in ("Your balls.", "This ball's mine.", "That ball threw you."):
+        assert unmentioned(text, thrown)
+    assert not unmentioned("Back about the silk, are we?", silk)
+    assert unmentioned("Back about the silk, are we?", thrown)
+    assert not unmentioned("Hello again.", thrown)
