@@ -71,6 +71,7 @@ def test_a_missing_pattern_file_is_a_clear_error(tmp_path: Path) -> None:
     [
         ("Do that again and I'll break your jaw.", "threat"),
         ("I know where you sleep, stranger.", "threat"),
+        ("Ball, or you'll die.", "threat"),
         ("It'd be a shame if your barn caught fire.", "threat"),
         ("Nobody in Millbrook likes you.", "insult"),
         ("You're a worthless little maggot.", "insult"),
@@ -102,6 +103,7 @@ def test_the_shipped_patterns_refuse_unfit_lines_without_a_listed_word(
         "Don't kill the yeast with hot water.",
         "I could murder a pie right now.",
         "The cold out there will kill you, take a coat.",
+        "Get out of the rain, or you'll catch your death.",
         "Ow! You'll pay for that, literally.",
         "I'll cut you a slice of the seed cake.",
         "Are you a real person or a robot?",
