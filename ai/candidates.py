@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -52,6 +53,7 @@ logger = logging.getLogger(__name__)
 
 # Raw output longer than this many times max_chars is runaway text: stop early.
 _RUNAWAY_FACTOR = 4
+_FIRST_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 # The fewest words a line cut back to its first sentences keeps: "Hello, friend!" is a
 # greeting; "Ow!" alone is where the draw was meant to go on.
 _KEPT_WORDS = 2
@@ -65,6 +67,12 @@ def neutral_prompt(prompt: PromptSpec) -> PromptSpec:
 def _continuation(text: str, opener: str) -> str:
     """What the model wrote after the opener, as shown."""
     return text[len(opener) :] if opener and text.startswith(opener) else text
+
+
+def _openings(drawn: list[tuple[Verdict, PromptSpec]]) -> tuple[str, ...]:
+    """The first words of the lines drawn, as written ("Good" of "Good day, citizen.")."""
+    found = (_FIRST_WORD.match(verdict.text.strip()) for verdict, _ in drawn)
+    return tuple(dict.fromkeys(match.group(0) for match in found if match))
 
 
 def _settled(verdict: Verdict, plan: CandidatePlan) -> bool:
@@ -135,8 +143,12 @@ class CandidateDraw:
                 break
             prompt = base_prompt
             drawn_with = params
-            if k and not passed and plan.redraw_temperature is not None:
-                drawn_with = replace(params, temperature=plan.redraw_temperature)
+            if k and not passed:
+                # Nothing could be shown: the next draw begins with another word, or it
+                # mostly draws the same line again ("Good day, citizen." three times).
+                drawn_with = replace(params, avoid_openings=_openings(drawn))
+                if plan.redraw_temperature is not None:
+                    drawn_with = replace(drawn_with, temperature=plan.redraw_temperature)
             if plan.openers:
                 prompt = replace(prompt, opener=plan.openers[k % len(plan.openers)])
             begun = clock()

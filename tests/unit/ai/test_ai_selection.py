@@ -347,6 +347,28 @@ def test_a_draw_after_a_failed_one_is_sampled_at_the_redraw_temperature(
     assert temperatures == [0.4, 0.4]  # without one, every draw at the plan's
 
 
+def test_a_draw_after_a_failed_one_begins_with_another_word(
+    make_runtime: Callable[..., AiRuntime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Drawn again as it was, the tuned model mostly writes the failed line again."""
+    avoided: list[tuple[str, ...]] = []
+    generate = ScriptedBackend.generate
+
+    def recording(
+        self: ScriptedBackend, prompt: PromptSpec, params: GenerationParams, stop: StopCheck
+    ) -> Iterator[str]:
+        avoided.append(params.avoid_openings)
+        return generate(self, prompt, params, stop)
+
+    monkeypatch.setattr(ScriptedBackend, "generate", recording)
+    # Two lines naming an absent villager, then one that passes.
+    lines = iter(("Brann's crate!", "Brann, the crate!", "Oi, a crate here.", "Oi, crates."))
+    plan = _plan(openers=(), settle="first_pass")
+    log, _ = _run(make_runtime, plan, lambda p: next(lines))
+    assert log.of(LineCompleted)
+    assert avoided == [(), ("Brann's",), ("Brann's", "Brann")]
+
+
 def test_a_spent_budget_stops_the_draw_once_a_line_passes(
     make_runtime: Callable[..., AiRuntime],
 ) -> None:
