@@ -49,10 +49,6 @@ class GenerationParams:
     seed: int | None
     stop: tuple[str, ...]
     chat_stop: tuple[str, ...]
-    #: Words the text may not begin with: a redraw's, the first words of the lines
-    #: already drawn for the request, so that it draws another line and not the same
-    #: one again. Backends that cannot steer the first token ignore it.
-    avoid_openings: tuple[str, ...] = ()
 
     @classmethod
     def from_config(

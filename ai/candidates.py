@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -53,8 +52,6 @@ logger = logging.getLogger(__name__)
 
 # Raw output longer than this many times max_chars is runaway text: stop early.
 _RUNAWAY_FACTOR = 4
-_REPEATS = frozenset(("copy", "echo"))
-_FIRST_WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 # The fewest words a line cut back to its first sentences keeps: "Hello, friend!" is a
 # greeting; "Ow!" alone is where the draw was meant to go on.
 _KEPT_WORDS = 2
@@ -68,21 +65,6 @@ def neutral_prompt(prompt: PromptSpec) -> PromptSpec:
 def _continuation(text: str, opener: str) -> str:
     """What the model wrote after the opener, as shown."""
     return text[len(opener) :] if opener and text.startswith(opener) else text
-
-
-def _repeated_openings(drawn: list[tuple[Verdict, PromptSpec]]) -> tuple[str, ...]:
-    """The first words, as written ("Good" of "Good day, citizen."), of the lines drawn
-    that were refused as a repeat: a copy of a written line, or an echo of a recent one.
-
-    A line refused for what it says is drawn again freely: barred from its first word
-    too ("Oof!" of a bump), the redraw of a bump read worse than the template it
-    replaced ("Steady! The rain's off.")."""
-    found = (
-        _FIRST_WORD.match(verdict.text.strip())
-        for verdict, _ in drawn
-        if _REPEATS.intersection(verdict.faults)
-    )
-    return tuple(dict.fromkeys(match.group(0) for match in found if match))
 
 
 def _settled(verdict: Verdict, plan: CandidatePlan) -> bool:
@@ -153,12 +135,8 @@ class CandidateDraw:
                 break
             prompt = base_prompt
             drawn_with = params
-            if k and not passed:
-                # Nothing could be shown: a line refused as a repeat is not begun again,
-                # or the next draw mostly repeats it ("Good day, citizen." three times).
-                drawn_with = replace(params, avoid_openings=_repeated_openings(drawn))
-                if plan.redraw_temperature is not None:
-                    drawn_with = replace(drawn_with, temperature=plan.redraw_temperature)
+            if k and not passed and plan.redraw_temperature is not None:
+                drawn_with = replace(params, temperature=plan.redraw_temperature)
             if plan.openers:
                 prompt = replace(prompt, opener=plan.openers[k % len(plan.openers)])
             begun = clock()

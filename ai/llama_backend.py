@@ -296,25 +296,8 @@ class LlamaBackend:
             seed=self._seed(params),
         ) as chain:
             yield from loop.pieces(
-                tokens,
-                chain,
-                min(params.max_tokens, room),
-                params.stop,
-                should_stop,
-                self._first_tokens(loop, params.avoid_openings) if not prompt.opener else (),
+                tokens, chain, min(params.max_tokens, room), params.stop, should_stop
             )
-
-    @staticmethod
-    def _first_tokens(loop: TokenLoop, openings: Sequence[str]) -> tuple[int, ...]:
-        """The tokens a line beginning with one of ``openings`` would begin with, after
-        the prompt's colon and with no space (the village prompt's) or with one."""
-        found: dict[int, None] = {}
-        for word in openings:
-            for text in (word, " " + word):
-                tokens = loop.tokenize(text, bos=False)
-                if tokens:
-                    found[tokens[0]] = None
-        return tuple(found)
 
     def _lane(self, prompt: PromptSpec) -> TokenLoop:
         loop = self._talk if prompt.conversation and self._talk is not None else self._loop

@@ -126,10 +126,9 @@ class TokenLoop:
             self._ctx = None
             self._owns_context = False
 
-    def tokenize(self, text: str, bos: bool = True) -> list[int]:
-        """The model's tokens for ``text``, with the BOS token as llama.cpp adds it
-        unless ``bos`` is False."""
-        tokens: list[int] = self._llm.tokenize(text.encode("utf-8"), add_bos=bos)
+    def tokenize(self, text: str) -> list[int]:
+        """The model's tokens for ``text``, with the BOS token as llama.cpp adds it."""
+        tokens: list[int] = self._llm.tokenize(text.encode("utf-8"))
         return tokens
 
     def prefill(self, tokens: Sequence[int]) -> int:
@@ -216,23 +215,15 @@ class TokenLoop:
             llama_cpp.llama_sampler_free(chain)
 
     def tokens(
-        self,
-        prompt: Sequence[int],
-        chain: Any,
-        max_tokens: int,
-        should_stop: Callable[[], bool],
-        avoid_first: Sequence[int] = (),
+        self, prompt: Sequence[int], chain: Any, max_tokens: int, should_stop: Callable[[], bool]
     ) -> Generator[int, None, None]:
         """Sample up to ``max_tokens`` after ``prompt``; stop at end of generation.
 
-        The first token is never one of ``avoid_first``. ``should_stop`` is read once
-        per token, before the next decode, so a cancel takes effect at the next token.
-        Every yielded token but the last ends up in the KV cache, ready for the next
-        request's prefix.
+        ``should_stop`` is read once per token, before the next decode, so a cancel
+        takes effect at the next token. Every yielded token but the last ends up in
+        the KV cache, ready for the next request's prefix.
         """
         self.prefill(prompt)
-        if avoid_first:
-            self._forbid(avoid_first)
         record = self._record
         decode = llama_cpp.llama_decode
         sample = llama_cpp.llama_sampler_sample
@@ -259,15 +250,6 @@ class TokenLoop:
             position += 1
             record.n_tokens = position
 
-    def _forbid(self, tokens: Sequence[int]) -> None:
-        """Rule ``tokens`` out of the next sample: their logits, in the context's own
-        buffer that the sampler chain reads, become minus infinity."""
-        pointer = llama_cpp.llama_get_logits_ith(self._ctx, -1)
-        if not pointer:
-            return
-        logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
-        logits[np.asarray(tokens, dtype=np.intp)] = -np.inf
-
     def _piece(self, token: int) -> bytes | None:
         if llama_cpp.llama_vocab_is_eog(self._vocab, token):
             self._pieces[token] = None
@@ -290,16 +272,14 @@ class TokenLoop:
         max_tokens: int,
         stops: Sequence[str],
         should_stop: Callable[[], bool],
-        avoid_first: Sequence[int] = (),
     ) -> Iterator[str]:
-        """Text after ``prompt``, piece by piece, ending before the first stop string;
-        its first token is none of ``avoid_first``."""
+        """Text after ``prompt``, piece by piece, ending before the first stop string."""
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         decode = decoder.decode
         stop_filter = StopFilter(tuple(stops))
         feed = stop_filter.feed
         pieces = self._pieces
-        generated = self.tokens(prompt, chain, max_tokens, should_stop, avoid_first)
+        generated = self.tokens(prompt, chain, max_tokens, should_stop)
         try:
             for token in generated:
                 text = feed(decode(pieces.get(token) or b""))

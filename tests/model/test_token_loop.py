@@ -168,31 +168,3 @@ def test_a_second_context_adopts_the_cache_and_keeps_it_apart(llms: tuple[Any, A
         assert main.shared_prefix(second) < len(second)
     finally:
         talk.close()
-
-
-def test_a_first_token_ruled_out_is_not_drawn_and_the_rest_is_left_alone(
-    llms: tuple[Any, Any],
-) -> None:
-    """A redraw that may not begin as the last draw did (``avoid_first``)."""
-    _, lean = llms
-    loop = TokenLoop(lean)
-    greedy = _greedy_tokens(loop, FIRST)
-    other = _greedy_tokens(loop, FIRST, greedy[:1])
-    assert other[0] != greedy[0]
-    # Only the first sample is steered: the same prompt drawn again begins as before.
-    assert _greedy_tokens(loop, FIRST) == greedy
-
-
-def _greedy_tokens(loop: TokenLoop, prompt: str, avoid_first: list[int] | None = None) -> list[int]:
-    with loop.sampler(
-        temperature=0.0,
-        top_k=int(GREEDY["top_k"]),
-        top_p=GREEDY["top_p"],
-        min_p=GREEDY["min_p"],
-        repeat_penalty=GREEDY["repeat_penalty"],
-        seed=0,
-    ) as chain:
-        tokens = loop.tokens(
-            loop.tokenize(prompt), chain, MAX_TOKENS, lambda: False, avoid_first or ()
-        )
-        return list(tokens)

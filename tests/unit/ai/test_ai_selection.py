@@ -347,32 +347,6 @@ def test_a_draw_after_a_failed_one_is_sampled_at_the_redraw_temperature(
     assert temperatures == [0.4, 0.4]  # without one, every draw at the plan's
 
 
-def test_a_draw_after_a_failed_one_begins_with_another_word(
-    make_runtime: Callable[..., AiRuntime], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Drawn again as it was, the tuned model mostly writes a line refused as a repeat
-    again; one refused for what it says is drawn again freely."""
-    avoided: list[tuple[str, ...]] = []
-    generate = ScriptedBackend.generate
-
-    def recording(
-        self: ScriptedBackend, prompt: PromptSpec, params: GenerationParams, stop: StopCheck
-    ) -> Iterator[str]:
-        avoided.append(params.avoid_openings)
-        return generate(self, prompt, params, stop)
-
-    monkeypatch.setattr(ScriptedBackend, "generate", recording)
-    # A copy of a written line, one naming an absent villager, then one that passes.
-    lines = iter(("Mind the crate, dear.", "Brann, the crate!", "Oi, a crate here.", "Oi."))
-    criteria = LineCriteria(
-        keywords=("crate",), absent_names=("Brann",), examples=("Mind the crate, dear.",)
-    )
-    plan = _plan(criteria=criteria, openers=(), count=4, settle="first_pass")
-    log, _ = _run(make_runtime, plan, lambda p: next(lines))
-    assert log.of(LineCompleted)
-    assert avoided == [(), ("Mind",), ("Mind",)]
-
-
 def test_a_spent_budget_stops_the_draw_once_a_line_passes(
     make_runtime: Callable[..., AiRuntime],
 ) -> None:
