@@ -13,7 +13,9 @@ Fallback lines are fetched here, on the main thread, never by the worker.
 Preemption (``ai.scheduler.preempts``): PLAYER_CHAT work stops a running PREDICTIVE or
 AMBIENT request at its next token, and PREDICTIVE work a running AMBIENT one. While its
 deadline allows, it is re-queued at the head of its class and starts again (a second
-``RequestStarted``), else it ends in ``RequestCancelled("preempted")``.
+``RequestStarted``), else it ends in ``RequestCancelled("preempted")``. A candidate
+already decoding may first end its line, within a few tokens (``ai.candidates``): a line
+that passes then completes the request, which is not run again.
 """
 
 from __future__ import annotations
@@ -212,7 +214,8 @@ class AiRuntime:
                     and running.cancel_reason is None
                 ):
                     running.cancel_reason = "preempted"
-                    self._worker.interrupt()
+                    if not running.ending_draw:
+                        self._worker.interrupt()
                     self._metrics.preempted += 1
                 self._cond.notify()
         if degraded:

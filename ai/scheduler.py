@@ -37,6 +37,7 @@ class Ticket:
         "cancel_reason",
         "closed",
         "deadline_at",
+        "ending_draw",
         "handle",
         "preempted_s",
         "priority",
@@ -63,6 +64,10 @@ class Ticket:
         # preemption had taken (told with the next start).
         self.run_started_at = 0.0
         self.preempted_s = 0.0
+        # Set by the worker, under the lock, while it decodes a candidate that a
+        # preemption lets end its line (see ai.candidates); the runtime then does not
+        # abort the decode.
+        self.ending_draw = False
 
     def should_stop(self) -> bool:
         """Polled by the backend once per token."""

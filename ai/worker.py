@@ -114,6 +114,7 @@ class Worker:
             self._next_deadline,
             self._queued,
             self.screen,
+            self._decoding,
         )
 
     @property
@@ -356,10 +357,24 @@ class Worker:
             reason = exc.reason if isinstance(exc, GenerationError) else "error"
             self._finish(ticket, LineFailed(ticket.handle, ticket.request, reason))
             return
+        if isinstance(event, LineCompleted) and ticket.cancel_reason == "preempted":
+            with self._cond:  # its last candidate ended its line past the preemption
+                if ticket.cancel_reason == "preempted":
+                    ticket.cancel_reason = None
         if event is None or ticket.cancel_reason is not None:
             self._stopped(ticket)
         else:
             self._finish(ticket, event)
+
+    def _decoding(self, ticket: Ticket, decoding: bool) -> bool:
+        """Mark ``ticket``'s candidate as decoding (or done), so that a preemption lets it
+        end its line rather than abort it. False when a preemption or cancel came first:
+        the decode is being aborted."""
+        with self._cond:
+            if decoding and ticket.cancel_reason is not None:
+                return False
+            ticket.ending_draw = decoding
+            return decoding
 
     def _serve_choice(
         self, ticket: Ticket, choice: Choice, prompt: PromptSpec, started: float

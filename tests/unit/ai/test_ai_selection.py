@@ -19,11 +19,12 @@ from ai import (
     LineFailed,
     Priority,
     PromptSpec,
+    RequestStarted,
     ScriptedBackend,
     TokenStreamed,
 )
 from ai.backend import StopCheck
-from ai.candidates import leading_passes
+from ai.candidates import PREEMPT_GRACE_TOKENS, leading_passes
 from ai.hygiene import end_after, sentence_end
 from ai.prompt import build_completion_prompt
 from ai.requests import Exchange, PlanSource
@@ -555,3 +556,85 @@ def test_a_stream_shows_no_more_sentences_than_the_finished_line_keeps(
 def test_a_word_of_the_past_needs_a_word_of_now_beside_it(text: str, fails: bool) -> None:
     criteria = LineCriteria(past_only=("ball", "balls", "throwing"), now_words=("now", "bumps"))
     assert ("past_as_now" in judge(text, criteria).faults) is fails
+
+
+class _Decoding(ScriptedBackend):
+    """A scripted backend that tells when a reply's first word has been taken."""
+
+    def __init__(self, token_s: float, script: Callable[[PromptSpec], str]) -> None:
+        super().__init__(fast_config(token_s=token_s).scripted, script)
+        self.first_word = threading.Event()
+
+    def generate(
+        self, prompt: PromptSpec, params: GenerationParams, should_stop: StopCheck
+    ) -> Iterator[str]:
+        for word in super().generate(prompt, params, should_stop):
+            yield word
+            self.first_word.set()
+
+
+def _preempted_while_decoding(
+    make_runtime: Callable[..., AiRuntime], script: Callable[[PromptSpec], str]
+) -> tuple[AiRuntime, EventLog, Handle, Handle]:
+    """An ambient line's candidate, preempted by a chat once its first word is out."""
+    backend = _Decoding(0.03, script)
+    runtime = make_runtime(fast_config(token_s=0.03), backend)
+    log = EventLog(runtime)
+    plan = _plan(openers=(), count=2, settle="first_pass", sentence_words=2)
+    request = make_request("a", Priority.AMBIENT, npc_id=1, stream=False)
+    ambient = runtime.submit(replace(request, plan=plan))
+    assert backend.first_word.wait(5.0)
+    chat = runtime.submit(make_request("c", Priority.PLAYER_CHAT, npc_id=2))
+    log.until(lambda: len(log.of(LineCompleted)) == 2)
+    return runtime, log, ambient, chat
+
+
+def test_a_candidate_decoding_when_preempted_ends_its_line_and_is_not_run_again(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    runtime, log, ambient, chat = _preempted_while_decoding(
+        make_runtime, lambda p: "A crate, right by the well. And more."
+    )
+    assert [e.handle for e in log.of(LineCompleted)] == [ambient, chat]
+    (done,) = log.of(LineCompleted, ambient)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "A crate, right by the well."
+    assert [e.handle for e in log.of(RequestStarted)] == [ambient, chat]
+    assert runtime.metrics().requeued == 0
+
+
+def test_a_candidate_longer_than_the_grace_is_stopped_and_begun_again(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    line = "A crate fell by the well and rolled all the way down past the old mill to the river."
+    assert len(line.split()) > PREEMPT_GRACE_TOKENS + 2
+    runtime, log, ambient, chat = _preempted_while_decoding(make_runtime, lambda p: line)
+    assert [e.handle for e in log.of(LineCompleted)] == [chat, ambient]
+    starts = log.of(RequestStarted)
+    assert [e.handle for e in starts] == [ambient, chat, ambient]
+    # It wrote the grace's tokens, at 0.03 s each, before it stopped.
+    assert isinstance(starts[-1], RequestStarted)
+    assert starts[-1].preempted_s >= PREEMPT_GRACE_TOKENS * 0.03
+    assert runtime.metrics().requeued == 1
+
+
+def test_a_candidate_that_ends_past_a_preemption_but_fails_is_begun_again(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    said: list[str] = []
+
+    def script(prompt: PromptSpec) -> str:
+        del prompt
+        said.append("Brann dropped a crate." if not said else "A crate, right here.")
+        return said[-1]
+
+    runtime, log, ambient, chat = _preempted_while_decoding(make_runtime, script)
+    assert [e.handle for e in log.of(LineCompleted)] == [chat, ambient]
+    (done,) = log.of(LineCompleted, ambient)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "A crate, right here."  # Brann is not there: the first line failed
+    assert runtime.metrics().requeued == 1
+    # The first line was written to its end (three words more at 0.03 s) and judged.
+    again = log.of(RequestStarted, ambient)[-1]
+    assert isinstance(again, RequestStarted)
+    assert again.preempted_s >= 3 * 0.03
