@@ -85,6 +85,8 @@ _THROWN_BY_YOU = (
     "you chucked",
     "you pelted",
     "thrower",
+    "one who threw",  # "You're the one who threw a ball at me."
+    "one that threw",
 )
 _BUMPED_WORDS = ("bump", "knock", "walked into", "ran into", "shove", "elbow")
 # Saying the traveller is new to them.

@@ -626,7 +626,12 @@ def test_a_greeting_may_name_what_the_villager_remembers_instead_of_greeting() -
     def unmentioned(text: str, plan: CandidatePlan) -> bool:
         return "unmentioned" in judge(text, plan.criteria).faults
 
-    for text in ("You threw a ball at me.", "The ball thrower.", "No balls today?"):
+    for text in (
+        "You threw a ball at me.",
+        "The ball thrower.",
+        "No balls today?",
+        "You're the one who threw a ball at me.",
+    ):
         assert not unmentioned(text, thrown)
         assert unmentioned(text, plain)
     for text in ("Your balls.", "This ball's mine.", "That ball threw you."):
@@ -634,3 +639,24 @@ def test_a_greeting_may_name_what_the_villager_remembers_instead_of_greeting() -
     assert not unmentioned("Back about the silk, are we?", silk)
     assert unmentioned("Back about the silk, are we?", thrown)
     assert not unmentioned("Hello again.", thrown)
+
+
+def test_a_village_greeting_or_goodbye_is_drawn_hot_from_the_first() -> None:
+    """At 0.4 a villager's first draw of a greeting was their likeliest line: the last
+    greeting again, or a corpus line word for word. A reaction's first draw stays cool."""
+    planner = _village_planner()
+    temperatures = {
+        trigger: build(planner, LineAskParts(1, trigger, priority), Memory())[1].temperature
+        for trigger, priority in (
+            (Trigger.GREET, Priority.PREDICTIVE),
+            (Trigger.FAREWELL, Priority.AMBIENT),
+            (Trigger.HIT, Priority.REACTIVE),
+            (Trigger.BUMPED, Priority.REACTIVE),
+        )
+    }
+    assert temperatures == {
+        Trigger.GREET: 0.8,
+        Trigger.FAREWELL: 0.8,
+        Trigger.HIT: 0.4,
+        Trigger.BUMPED: 0.4,
+    }
