@@ -69,18 +69,14 @@ _VILLAGE_DRAWS = 2
 # worker: in the crowd of 31, greetings that failed four draws took a third of the
 # worker's time while other villagers' lines waited (docs/design.md).
 _VILLAGE_PREPARED_DRAWS = 4
+# A bark's first draw, greetings and goodbyes included: drawn at 0.8 from the first (at
+# 0.4 their likeliest line is often the villager's last greeting again, or a corpus
+# line), greetings read worse, preferred in blind pairs in 5 of 68 readings against 13 of
+# 62 at 0.4 (docs/dialogue.md).
 _VILLAGE_TEMPERATURE = 0.4
 # ... and the second hotter: at 0.4 it was the first line again, word for word, in four
 # of seven greetings that failed both draws ("Good day, citizen." twice, an echo twice).
 _VILLAGE_REDRAW_TEMPERATURE = 0.8
-# A greeting or goodbye is drawn hot from the first: a villager greets the traveller
-# again and again, and at 0.4 the first draw was their likeliest line, their last
-# greeting again or a corpus line word for word. In a village game (seed 23, 7,200
-# ticks) 31 of 79 first draws at 0.4 passed, refused as echoes ("Welcome, citizen.") 14
-# times and as copies ("Good day, friend.") 13 times; draws at 0.8 after them passed 29
-# of 56.
-_VILLAGE_GREETING_TEMPERATURE = 0.8
-_GREETINGS = (Trigger.GREET, Trigger.FAREWELL)
 # Its bark ends at the first sentence that closes this many words: "Ow!" goes on,
 # "Good day!" is a line. Read in village runs, the second sentence is where it wanders:
 # over every blind run, readers rated bad 26-28% of one-sentence greetings against 42-47%
@@ -411,7 +407,6 @@ class LinePlanner:
             # and the contrastive score cost the worker three times the time and, in
             # village runs, late greetings, for lines a reader did not prefer.
             budget = _BUDGET_S[ask.priority]
-            greeting = ask.trigger in _GREETINGS
             return CandidatePlan(
                 criteria,
                 (),
@@ -419,7 +414,7 @@ class LinePlanner:
                 "first_pass",
                 False,
                 budget,
-                _VILLAGE_GREETING_TEMPERATURE if greeting else _VILLAGE_TEMPERATURE,
+                _VILLAGE_TEMPERATURE,
                 0 if chat else VILLAGE_SENTENCE_WORDS,
                 redraw_temperature=_VILLAGE_REDRAW_TEMPERATURE,
                 busy_count=_VILLAGE_DRAWS,

@@ -639,24 +639,3 @@ def test_a_greeting_may_name_what_the_villager_remembers_instead_of_greeting() -
     assert not unmentioned("Back about the silk, are we?", silk)
     assert unmentioned("Back about the silk, are we?", thrown)
     assert not unmentioned("Hello again.", thrown)
-
-
-def test_a_village_greeting_or_goodbye_is_drawn_hot_from_the_first() -> None:
-    """At 0.4 a villager's first draw of a greeting was their likeliest line: the last
-    greeting again, or a corpus line word for word. A reaction's first draw stays cool."""
-    planner = _village_planner()
-    temperatures = {
-        trigger: build(planner, LineAskParts(1, trigger, priority), Memory())[1].temperature
-        for trigger, priority in (
-            (Trigger.GREET, Priority.PREDICTIVE),
-            (Trigger.FAREWELL, Priority.AMBIENT),
-            (Trigger.HIT, Priority.REACTIVE),
-            (Trigger.BUMPED, Priority.REACTIVE),
-        )
-    }
-    assert temperatures == {
-        Trigger.GREET: 0.8,
-        Trigger.FAREWELL: 0.8,
-        Trigger.HIT: 0.4,
-        Trigger.BUMPED: 0.4,
-    }
