@@ -76,7 +76,7 @@ _VILLAGE_PREPARED_DRAWS = 4
 _VILLAGE_TEMPERATURE = 0.4
 # ... and the second hotter: at 0.4 it was the first line again, word for word, in four
 # of seven greetings that failed both draws ("Good day, citizen." twice, an echo twice).
-_VILLAGE_REDRAW_TEMPERATURE = 0.6
+_VILLAGE_REDRAW_TEMPERATURE = 0.8
 # Its bark ends at the first sentence that closes this many words: "Ow!" goes on,
 # "Good day!" is a line. Read in village runs, the second sentence is where it wanders:
 # over every blind run, readers rated bad 26-28% of one-sentence greetings against 42-47%
