@@ -13,8 +13,8 @@ like any request, and so does a preemption, but for a candidate the request need
 line has passed yet) that has begun to decode: it may write up to
 :data:`PREEMPT_GRACE_TOKENS` more to end its line, and a line that passes completes the
 request. Begun again from scratch, it would cost its prompt and every token again: in
-village games, runs stopped by a preemption had taken 8% of the worker's time, most of
-them stopped a few tokens from their end.
+a village game, runs stopped by a preemption had taken 8% of the worker's time, most of
+them stopped while they decoded.
 
 The content filter (:mod:`ai.content.screen`) judges each candidate on the way: a
 candidate ends at the first piece whose newest word the word list refuses, a finished

@@ -69,10 +69,10 @@ _VILLAGE_DRAWS = 2
 # worker: in the crowd of 31, greetings that failed four draws took a third of the
 # worker's time while other villagers' lines waited (docs/design.md).
 _VILLAGE_PREPARED_DRAWS = 4
-# A bark's first draw, greetings and goodbyes included: drawn at 0.8 from the first (at
-# 0.4 their likeliest line is often the villager's last greeting again, or a corpus
-# line), greetings read worse, preferred in blind pairs in 5 of 68 readings against 13 of
-# 62 at 0.4 (docs/dialogue.md).
+# A bark's first draw, greetings and goodbyes included. Drawn at 0.8 instead (at 0.4 a
+# greeting's likeliest line is often the villager's last greeting again, or a corpus
+# line), greetings read worse: preferred in blind pairs in 5 of 68 readings against 13
+# of 62 (docs/dialogue.md).
 _VILLAGE_TEMPERATURE = 0.4
 # ... and the second hotter: at 0.4 it was the first line again, word for word, in four
 # of seven greetings that failed both draws ("Good day, citizen." twice, an echo twice).
