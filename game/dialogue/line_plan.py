@@ -632,8 +632,9 @@ def _made_up_numbers(
 
 
 def _first_meeting(memory: Recollection) -> bool:
-    """Whether the villager has said nothing yet, nor learned anything of the traveller."""
-    return not (memory.recent_lines or memory.older or memory.facts)
+    """Whether the villager has not met the traveller yet, nor learned anything of them
+    (what they said to other villagers does not count)."""
+    return not (memory.met or memory.facts)
 
 
 def _own_names(name: str) -> tuple[str, ...]:

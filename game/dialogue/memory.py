@@ -49,14 +49,15 @@ def telling_first(facts: Iterable[str]) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
     """What one villager remembers, as plain data for a save: the (speaker, text) lines in
-    the window, the facts, the summary's parts (how many older lines, their topics) and
-    how they feel about the traveller (attitude, -2 to +2)."""
+    the window, the facts, the summary's parts (how many older lines, their topics), how
+    they feel about the traveller (attitude, -2 to +2) and whether they have met."""
 
     lines: tuple[tuple[str, str], ...] = ()
     facts: tuple[str, ...] = ()
     older: int = 0
     topics: tuple[str, ...] = ()
     attitude: int = 0
+    met: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,7 @@ class Recollection:
     facts: tuple[str, ...] = ()
     recent_lines: tuple[str, ...] = ()
     older: int = 0
+    met: bool = False
 
 
 class Memory:
@@ -88,6 +90,10 @@ class Memory:
         self._older = 0
         self.attitude = 0
         """How the villager feels about the traveller, from -2 (cross) to +2."""
+        self.met = False
+        """Whether the villager has met the traveller: said a line to them, or heard one.
+        Lines to other villagers do not count: in a crowd most villagers have chatted
+        long before the traveller walks up."""
 
     def record_shown(self, speaker: str, text: str) -> None:
         """Remember a line that was on screen; the oldest line leaves the window for the summary."""
@@ -132,6 +138,7 @@ class Memory:
         copy._recent.extend(self._recent)
         copy._older = self._older
         copy.attitude = self.attitude
+        copy.met = self.met
         return copy
 
     def _fold(self, old: Exchange) -> None:
@@ -209,7 +216,7 @@ class Memory:
 
     def recollection(self) -> Recollection:
         """The facts and lines a line's checks read, as they are now."""
-        return Recollection(tuple(self._facts), tuple(self._recent), self._older)
+        return Recollection(tuple(self._facts), tuple(self._recent), self._older, self.met)
 
     def to_record(self) -> MemoryRecord:
         """Everything this memory holds, for a save."""
@@ -219,6 +226,7 @@ class Memory:
             self._older,
             tuple(self._topics),
             self.attitude,
+            self.met,
         )
 
     def restore_record(self, record: MemoryRecord) -> None:
@@ -230,6 +238,7 @@ class Memory:
             record.topics,
         )
         self.attitude = clamp_attitude(int(record.attitude))
+        self.met = bool(record.met)
 
 
 class Memories:

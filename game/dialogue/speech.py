@@ -162,7 +162,9 @@ class Dialogue:
         if not self._fits(text):
             self._refuse(tick, npc_id)
             return ""
-        self.memories.of(npc_id).record_shown(PLAYER_SPEAKER, text)
+        memory = self.memories.of(npc_id)
+        memory.record_shown(PLAYER_SPEAKER, text)
+        memory.met = True
         self._heard[npc_id] = text
         self.ask(LineAsk(tick, npc_id, Trigger.CHAT, player_id, player_text=text))
         return text
@@ -191,7 +193,9 @@ class Dialogue:
         text = lines[turn % len(lines)] if lines else "..."
         self.board.show(npc_id, text, tick, self._chat_bubble_ticks, "chat", read_ticks(text))
         self.shown["refusal"] += 1
-        self.memories.of(npc_id).record_shown(self._names.get(npc_id, "?"), text)
+        memory = self.memories.of(npc_id)
+        memory.record_shown(self._names.get(npc_id, "?"), text)
+        memory.met = True
         logger.info("tick %d: npc %d refused the player's words", tick, npc_id)
 
     def update(self, tick: int) -> None:
@@ -243,6 +247,8 @@ class Dialogue:
         latency.append(tick - ask.tick)
         memory = self.memories.of(ask.npc_id)
         memory.record_shown(self._names.get(ask.npc_id, "?"), ready.text)
+        if ask.listener_id not in self._names:  # said to the traveller, not a villager
+            memory.met = True
         logger.debug("tick %d: npc %d says %r (%s)", tick, ask.npc_id, ready.text, ready.origin)
         if self._log is not None:
             record = {

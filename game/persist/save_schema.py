@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APPLICATION_ID = 0x5A535631  # "ZSV1"
 
 #: The first schema, kept so the migration from it can be tested.
@@ -43,6 +43,8 @@ MIGRATIONS: Mapping[int, tuple[str, ...]] = {
         "CREATE TABLE stack (id TEXT PRIMARY KEY, standing INTEGER NOT NULL, x REAL NOT NULL,"
         " top_y REAL NOT NULL, props TEXT NOT NULL)",
     ),
+    # Whether each villager has met the traveller (NULL in older rows: not recorded).
+    4: ("ALTER TABLE memory ADD COLUMN met INTEGER",),
 }
 
 

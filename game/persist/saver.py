@@ -78,7 +78,7 @@ def state_digest(state: SaveState) -> str:
     payload = json.dumps(
         [
             sorted(
-                (k, list(m.lines), list(m.facts), m.older, list(m.topics), m.attitude)
+                (k, list(m.lines), list(m.facts), m.older, list(m.topics), m.attitude, m.met)
                 for k, m in state.memories.items()
             ),
             sorted((k, astuple(e)) for k, e in world.errands.items()),

@@ -95,11 +95,11 @@ class SaveStore:
         if info is None:
             return None
         memories: dict[str, SavedMemory] = {}
-        for npc, lines, facts, summary, attitude in db.execute(
-            "SELECT npc, lines, facts, summary, attitude FROM memory"
+        for npc, lines, facts, summary, attitude, met in db.execute(
+            "SELECT npc, lines, facts, summary, attitude, met FROM memory"
         ):
             try:
-                memories[_key(npc)] = _memory(lines, facts, summary, attitude)
+                memories[_key(npc)] = _memory(lines, facts, summary, attitude, met)
             except (ValueError, TypeError, AttributeError, KeyError) as exc:
                 self.dropped.append(f"memory of {npc!r} ({exc})")
         world = self._load_world()
@@ -171,9 +171,17 @@ class SaveStore:
             saves = (0 if row is None else _count_or_zero(row[0])) + 1
             db.execute("DELETE FROM memory")
             db.executemany(
-                "INSERT INTO memory (npc, lines, facts, summary, attitude) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO memory (npc, lines, facts, summary, attitude, met)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 [
-                    (npc, json.dumps(m.lines), json.dumps(m.facts), _summary_json(m), m.attitude)
+                    (
+                        npc,
+                        json.dumps(m.lines),
+                        json.dumps(m.facts),
+                        _summary_json(m),
+                        m.attitude,
+                        int(m.met),
+                    )
                     for npc, m in state.memories.items()
                 ],
             )
@@ -263,8 +271,13 @@ def _summary_json(memory: SavedMemory) -> str:
     return json.dumps({"older": memory.older, "topics": list(memory.topics)})
 
 
-def _memory(lines: object, facts: object, summary: object, attitude: object) -> SavedMemory:
-    """One memory row, checked: every field of the shape and within the range it must be."""
+def _memory(
+    lines: object, facts: object, summary: object, attitude: object, met: object = None
+) -> SavedMemory:
+    """One memory row, checked: every field of the shape and within the range it must be.
+
+    A row saved before meetings were kept (``met`` NULL) counts a villager who remembers
+    anything as met."""
     parts = json.loads(_text(summary)) if summary else {}
     if not isinstance(parts, dict):
         raise ValueError("summary is not an object")
@@ -281,12 +294,14 @@ def _memory(lines: object, facts: object, summary: object, attitude: object) -> 
     if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
         raise ValueError("topics are not strings")
     feeling = _count(attitude, low=-2, high=2)
+    older = _count(parts.get("older", 0))
     return SavedMemory(
         tuple((speaker, text) for speaker, text in window),
         tuple(kept),
-        _count(parts.get("older", 0)),
+        older,
         tuple(topics),
         feeling,
+        bool(window or kept or older) if met is None else _flag(met),
     )
 
 

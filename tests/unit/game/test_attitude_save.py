@@ -50,7 +50,7 @@ def test_a_schema_2_save_migrates_with_neutral_attitudes(tmp_path: Path) -> None
         assert state is not None
         assert state.saves == 4
         assert state.memories == {
-            "baker": MemoryRecord((("Marta", "Fresh bread!"),), ("the traveller waved",))
+            "baker": MemoryRecord((("Marta", "Fresh bread!"),), ("the traveller waved",), met=True)
         }
         assert state.memories["baker"].attitude == 0
     finally:

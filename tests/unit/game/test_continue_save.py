@@ -334,7 +334,7 @@ def test_a_schema_3_save_still_continues_with_what_it_has(tmp_path: Path) -> Non
     store = SaveStore(path)
     try:
         assert store.moved_aside is None
-        assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         state = store.load()
         assert not store.dropped
     finally:

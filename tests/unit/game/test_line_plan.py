@@ -124,7 +124,11 @@ def test_only_a_first_greeting_may_say_who_is_speaking(planner: LinePlanner) -> 
     assert judge("Hello! I'm Pip!", first.criteria).passes
     _, hit = build(planner, LineAskParts(5, Trigger.HIT, Priority.REACTIVE), memory)
     assert judge("Ow! I'm Pip!", hit.criteria).faults == ("self_name",)
+    memory.record_shown("Pip", "Race you to the well, Odo!")  # to a villager
+    _, still = build(planner, greet, memory)
+    assert judge("Hello! I'm Pip!", still.criteria).passes
     memory.record_shown("Pip", "Ooh, a stranger!")
+    memory.met = True  # that one went to the traveller
     _, again = build(planner, greet, memory)
     assert judge("Hello! I'm Pip!", again.criteria).faults == ("self_name",)
 
