@@ -51,14 +51,23 @@ from ai.hygiene import (
 )
 from ai.requests import CandidatePlan, Priority, PromptSpec
 from ai.scheduler import Ticket
-from ai.selection import LineCriteria, Verdict, judge, mentions, pick, words
+from ai.selection import (
+    LineCriteria,
+    Verdict,
+    judge,
+    mentions,
+    pick,
+    without_self_address,
+    words,
+)
 
 logger = logging.getLogger(__name__)
 
 # Raw output longer than this many times max_chars is runaway text: stop early.
 _RUNAWAY_FACTOR = 4
 # The fewest words a line cut back to its first sentences keeps: "Hello, friend!" is a
-# greeting; "Ow!" alone is where the draw was meant to go on.
+# greeting; "Ow!" alone is where the draw was meant to go on. A single word that names
+# the line's moment stands too: "Hello!" of "Hello! I'm Pip!" at a later meeting.
 _KEPT_WORDS = 2
 #: How many more tokens a candidate that is decoding may write, once a preemption has
 #: come, to end its line: a bark is done in about as many (a third of a second here),
@@ -371,7 +380,7 @@ class CandidateDraw:
         verdict = judge(text, plan.criteria)
         if not verdict.passes and not streamed:
             # A streamed reply's words are on screen already: never cut back after.
-            kept = leading_passes(text, plan.criteria)
+            kept = unaddressed(text, plan.criteria) or leading_passes(text, plan.criteria)
             if kept is not None:
                 logger.debug("kept %r of %r (%s)", kept.text, text, ", ".join(verdict.faults))
                 verdict = kept
@@ -379,6 +388,21 @@ class CandidateDraw:
         if verdict.passes and not self._screen.line(verdict.text).ok:
             return replace(verdict, faults=("unfit",))
         return verdict
+
+
+def unaddressed(text: str, criteria: LineCriteria) -> Verdict | None:
+    """``text`` without the speaker's own name said to the listener, if the rest passes
+    (cut back to its first sound sentences if need be).
+
+    "Morning, blacksmith." from Brann fails as naming its speaker; "Morning." is the
+    greeting it began as, and is shown rather than spending another draw on a line that
+    may call the traveller by the speaker's name again.
+    """
+    cut = without_self_address(text, criteria.speaker_names)
+    if cut == text or not words(cut):
+        return None
+    verdict = judge(cut, criteria)
+    return verdict if verdict.passes else leading_passes(cut, criteria)
 
 
 def leading_passes(text: str, criteria: LineCriteria) -> Verdict | None:
@@ -395,7 +419,9 @@ def leading_passes(text: str, criteria: LineCriteria) -> Verdict | None:
         ends.append(end)
     for end in reversed(ends):
         kept = text[:end].strip()
-        if kept == text.strip() or len(words(kept)) < _KEPT_WORDS:
+        if kept == text.strip():
+            continue
+        if len(words(kept)) < _KEPT_WORDS and not criteria.must_mention:
             continue
         verdict = judge(kept, criteria)
         if verdict.passes:

@@ -195,6 +195,22 @@ def without_introductions(text: str, names: Sequence[str]) -> str:
     return re.sub(pattern, "", text, flags=re.IGNORECASE)
 
 
+#: The listener called by a name at a sentence's end: "Morning, blacksmith.", ", my Pip!".
+_CALLED = r",\s+(?:(?:my|old|dear|young)\s+)?(?:{names})(?!\w)(?=\s*[.!?])"
+
+
+def without_self_address(text: str, names: Sequence[str]) -> str:
+    """``text`` without the places it calls the listener by one of ``names`` (the
+    speaker's own name or trade) at a sentence's end: "Morning, blacksmith." from Brann
+    keeps "Morning.", "Welcome to the lake, old Wen." from Old Wen "Welcome to the lake.".
+    The small model often greets the traveller by the one name in its prompt, its
+    speaker's; what comes before the name is a greeting of its own."""
+    alternatives = _any_of(names)
+    if not alternatives:
+        return text
+    return re.sub(_CALLED.format(names=alternatives), "", text, flags=re.IGNORECASE)
+
+
 def names_self(text: str, criteria: LineCriteria) -> bool:
     """Whether ``text`` names its own speaker, other than in an introduction ``criteria``
     allows or as the owner of a place of their trade ("Welcome to the guard's post")."""

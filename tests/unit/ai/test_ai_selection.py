@@ -24,7 +24,7 @@ from ai import (
     TokenStreamed,
 )
 from ai.backend import StopCheck
-from ai.candidates import PREEMPT_GRACE_TOKENS, leading_passes
+from ai.candidates import PREEMPT_GRACE_TOKENS, leading_passes, unaddressed
 from ai.hygiene import end_after, sentence_end
 from ai.prompt import build_completion_prompt
 from ai.requests import Exchange, PlanSource
@@ -311,6 +311,52 @@ def test_a_line_at_fault_only_in_its_last_sentences_keeps_its_first(
     verdict = leading_passes(text, criteria)
     assert (verdict.text if verdict is not None else None) == kept
     assert verdict is None or verdict.passes
+
+
+def test_one_word_kept_of_a_line_must_name_its_moment() -> None:
+    greeting = LineCriteria(speaker_names=("Pip",), must_mention=("hello", "hi"))
+    kept = leading_passes("Hello! I'm Pip!", greeting)
+    assert kept is not None
+    assert kept.text == "Hello!"
+    hit = LineCriteria(speaker_names=("Pip",), must_mention=("crate",))
+    assert leading_passes("Ow! I'm Pip, the crate hit me!", hit) is None  # "Ow!" names no crate
+    assert leading_passes("Hello! I'm Pip!", LineCriteria(speaker_names=("Pip",))) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Morning, blacksmith.", "Morning."),
+        ("Welcome, my blacksmith!", "Welcome!"),
+        ("Good day, Brann.", "Good day."),
+        ("Welcome to the forge, Brann.", "Welcome to the forge."),
+        ("Good day, Brann. Pip threw it!", "Good day."),  # then cut back to what passes
+        ("Brann, good day.", None),  # said first, the name is not a greeting's tail
+        ("I'm the blacksmith.", None),  # the speaker naming themself, not the listener
+        ("Morning, Brannigan.", None),  # not the speaker's name
+        ("Morning, friend.", None),  # nothing to take out
+    ],
+)
+def test_a_line_that_calls_the_listener_by_the_speakers_name_is_shown_without_it(
+    text: str, kept: str | None
+) -> None:
+    criteria = LineCriteria(speaker_names=("Brann", "blacksmith"), absent_names=("Pip",))
+    verdict = unaddressed(text, criteria)
+    assert (verdict.text if verdict is not None else None) == kept
+    assert verdict is None or verdict.passes
+
+
+def test_a_greeting_that_calls_the_traveller_by_the_speakers_name_takes_one_draw(
+    make_runtime: Callable[..., AiRuntime],
+) -> None:
+    criteria = LineCriteria(speaker_names=("Brann", "blacksmith"))
+    log, backend = _run(
+        make_runtime, _plan(criteria=criteria, openers=(), count=2), lambda p: "Morning, Brann."
+    )
+    (done,) = log.of(LineCompleted)
+    assert isinstance(done, LineCompleted)
+    assert done.text == "Morning."
+    assert backend.generate_calls == 1
 
 
 def test_a_candidate_cut_back_to_its_sound_sentences_is_shown_without_another_draw(
