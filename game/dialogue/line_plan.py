@@ -90,6 +90,9 @@ _ANSWER_SENTENCE_WORDS = 3
 # What a villager did to the traveller's face, by verb stem: a bark to the traveller in
 # which the speaker did it ("I bumped you") has the roles the wrong way round.
 _TRAVELLER_ACTS = ("bump", "throw", "threw", "push")
+#: ... and in a farewell, the leaving: the traveller goes, not the villager ("Bye! I'm
+#: back!", "Bye! I'll be back soon, dear." were rated bad by both readers of a sitting).
+_LEAVING = ("leav", "be back", "back")
 # Words that say something was thrown (see _props_in_a_bump).
 _THROWING = ("throw", "throws", "throwing", "threw", "thrown", "thrower")
 # ... and words beside which a line may still speak of the throw in a bump: the bump
@@ -100,7 +103,10 @@ _BUMP_NOW = (
     *("elbow", "elbows", "shoulder", "shoulders", "walk", "walked", "knock"),
 )
 # Words of a bark that lean on an earlier meeting (see _claimed_past).
-_PAST_WORDS = ("still", "again", "waiting", "remember", "remembers", "last time")
+_PAST_WORDS = (
+    *("still", "again", "waiting", "remember", "remembers", "last time"),
+    *("welcome back", "you're back", "you are back"),
+)
 #: Words that claim an errand is waiting: no memory of what the traveller did licenses them.
 _WAITING_WORDS = ("waiting",)
 #: Ways of addressing someone that say whose voice it is ("citizen" is Sela's, "child"
@@ -562,7 +568,9 @@ def _listener_acts(ask: LineAskParts, chat: bool, recall: bool) -> tuple[str, ..
     """What the traveller did that the speaker must not say they did."""
     if recall:
         return TRAVELLER_DEEDS
-    return _TRAVELLER_ACTS if not chat and ask.listener == "traveller" else ()
+    if chat or ask.listener != "traveller":
+        return ()
+    return (*_TRAVELLER_ACTS, *_LEAVING) if ask.trigger is Trigger.FAREWELL else _TRAVELLER_ACTS
 
 
 def _foreign_addresses(persona: Persona) -> tuple[str, ...]:
@@ -608,13 +616,14 @@ def _claimed_past(ask: LineAskParts, memory: Recollection, chat: bool) -> tuple[
     Told of nothing the traveller did and with no errand waiting, a bark that says
     "still", "again" or "waiting" makes up a history ("I'm still waiting on your apples,
     dear" before Marta asked; "I'm still waiting for you" as the errand is done): the
-    failure readers of village games marked bad most often. A memory licenses "again"
-    and "remember", never "waiting": Corvin, hit by a crate, greeted with "I'm still
-    waiting on the crates." before he had asked for them.
+    failure readers of village games marked bad most often, with "Welcome back,
+    citizen." from a Sela who had never met the traveller. A memory, or an earlier
+    meeting, licenses "again", "back" and "remember", never "waiting": Corvin, hit by a
+    crate, greeted with "I'm still waiting on the crates." before he had asked for them.
     """
     if chat or ask.errand_state == "asked":
         return ()
-    return _WAITING_WORDS if memory.facts else _PAST_WORDS
+    return _WAITING_WORDS if memory.facts or memory.met else _PAST_WORDS
 
 
 def _made_up_numbers(

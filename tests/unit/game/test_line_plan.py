@@ -466,7 +466,15 @@ def test_a_bark_told_of_nothing_may_not_claim_a_past() -> None:
         "foreign_word",
     )
     assert judge("Back again, are you?", plan.criteria).faults == ("foreign_word",)
+    assert judge("Welcome back, dear.", plan.criteria).faults == ("foreign_word",)
     assert judge("Morning, dear! Bread's warm.", plan.criteria).faults == ()
+    met = Memory()
+    met.met = True  # an earlier meeting licenses a return, not an errand
+    _, plan = build(planner, fresh, met)
+    assert judge("Welcome back, dear.", plan.criteria).faults == ()
+    assert judge("I'm still waiting on your apples, dear.", plan.criteria).faults == (
+        "foreign_word",
+    )
     asked = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE, errand_state="asked")
     _, plan = build(planner, asked, Memory())
     assert judge("I'm still waiting on your apples, dear.", plan.criteria).faults == ()
@@ -481,6 +489,22 @@ def test_a_bark_told_of_nothing_may_not_claim_a_past() -> None:
     bumped.add_fact("the traveller bumped into them")
     _, plan = build(planner, fresh, bumped)
     assert judge("You again!", plan.criteria).faults == ("foreign_word",)
+
+
+def test_in_a_farewell_the_traveller_leaves_not_the_villager() -> None:
+    planner = _village_planner()
+    planner.use_generation(GenerationConfig(candidates=3, on_topic=()))
+    farewell = LineAskParts(1, Trigger.FAREWELL, Priority.PREDICTIVE)
+    _, plan = build(planner, farewell, Memory())
+    for line in ("Bye! I'm back!", "Bye! I'll be back soon, dear.", "I'm leaving, dear."):
+        assert judge(line, plan.criteria).faults == ("role_swap",), line
+    for line in ("Come back soon, dear!", "Off you go, my dear!", "Bye, dear. I'll miss you."):
+        assert judge(line, plan.criteria).faults == (), line
+    greeting = LineAskParts(1, Trigger.GREET, Priority.PREDICTIVE)
+    met = Memory()
+    met.met = True
+    _, plan = build(planner, greeting, met)
+    assert judge("I'm back at the oven, dear.", plan.criteria).faults == ()
 
 
 def test_the_village_style_says_what_the_villager_knows_as_a_note() -> None:
