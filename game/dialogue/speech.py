@@ -247,8 +247,8 @@ class Dialogue:
         latency.append(tick - ask.tick)
         memory = self.memories.of(ask.npc_id)
         memory.record_shown(self._names.get(ask.npc_id, "?"), ready.text)
-        if ask.listener_id not in self._names:  # said to the traveller, not a villager
-            memory.met = True
+        if ask.listener_id is not None and ask.listener_id not in self._names:
+            memory.met = True  # said to the traveller: not to a villager, nor to nobody
         logger.debug("tick %d: npc %d says %r (%s)", tick, ask.npc_id, ready.text, ready.origin)
         if self._log is not None:
             record = {

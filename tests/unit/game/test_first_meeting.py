@@ -21,7 +21,8 @@ BESS, TOM = 7, 8
 
 def _dialogue() -> Dialogue:
     lines = {
-        npc: {Trigger.GREET: ("Morning.",), Trigger.AMBIENT: ("Nice day.",)} for npc in (BESS, TOM)
+        npc: {Trigger.GREET: ("Morning.",), Trigger.AMBIENT: ("Nice day.",), Trigger.HIT: ("Ow!",)}
+        for npc in (BESS, TOM)
     }
     names = {BESS: "Bess", TOM: "Tom"}
     source = TemplateLineSource(TemplateLines(lines, names, seed=1), {PLAYER: "traveller"})
@@ -36,6 +37,9 @@ def test_chatting_with_villagers_is_not_meeting_the_traveller() -> None:
     assert bess.exchanges
     assert not bess.met
     assert not bess.recollection().met
+    dialogue.ask(LineAsk(7, BESS, Trigger.HIT, None))  # a prop nobody threw
+    dialogue.update(7)
+    assert not bess.met
     dialogue.ask(LineAsk(9, BESS, Trigger.GREET, PLAYER))
     dialogue.update(9)
     assert bess.met
