@@ -446,7 +446,8 @@ class LinePlanner:
         """What the line must and must not say. Runs on the worker: besides its arguments
         it reads only what the planner was made with, which nothing changes."""
         chat = ask.trigger is Trigger.CHAT
-        present = {*_own_names(speaker.name), *words_of_names(ask.listener, self._names)}
+        listener_names = words_of_names(ask.listener, self._names)
+        present = {*_own_names(speaker.name), *listener_names}
         remembered = memory.facts if recall else ()
         mentioned = " ".join((ask.player_text, *(fact.text for fact in known), *remembered))
         absent = tuple(
@@ -458,7 +459,15 @@ class LinePlanner:
             # A reply to the player may say who is talking ("I'm Marta, the baker"); a bark
             # that names its own speaker or their trade reads like a stage label, or like
             # a villager who took themself for someone else ("Ah, the baker!" from Marta).
-            speaker_names=() if chat else (*_own_names(speaker.name), speaker.role),
+            # In a crowd, Pip may talk to "Pip 4 the child": the names they share are the
+            # listener's too, and calling the listener by them is no fault.
+            speaker_names=()
+            if chat
+            else tuple(
+                name
+                for name in (*_own_names(speaker.name), speaker.role)
+                if name not in listener_names and name not in words(ask.listener)
+            ),
             absent_names=absent,
             examples=self._examples + shown if shown else self._examples,
             remembered=memory.recent_lines,

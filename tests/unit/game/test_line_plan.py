@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,20 @@ def test_criteria_names_and_keywords(planner: LinePlanner) -> None:
     assert "barrel" in criteria.keywords
     assert "nearly" in criteria.keywords
     assert "Ow! My good arm!" in criteria.examples
+
+
+def test_in_a_crowd_a_villager_may_call_a_namesake_by_their_shared_name() -> None:
+    personas = _cast_personas()
+    pip = next(i for i, p in personas.items() if p.name == "Pip")
+    clone = replace(personas[pip], name="Pip 4")
+    personas[len(personas) + 1] = clone
+    planner = _planner_for(personas)
+    to_clone = LineAskParts(pip, Trigger.AMBIENT, Priority.AMBIENT, listener="Pip 4 the child")
+    _, plan = build(planner, to_clone, Memory())
+    assert judge("Pip, your shoes are muddy!", plan.criteria).passes
+    to_odo = LineAskParts(pip, Trigger.AMBIENT, Priority.AMBIENT, listener="Odo the farmer")
+    _, plan = build(planner, to_odo, Memory())
+    assert judge("Pip, your shoes are muddy!", plan.criteria).faults == ("self_name",)
 
 
 def test_a_plan_is_made_from_the_memory_as_it_was_when_the_line_was_asked(
