@@ -459,15 +459,7 @@ class LinePlanner:
             # A reply to the player may say who is talking ("I'm Marta, the baker"); a bark
             # that names its own speaker or their trade reads like a stage label, or like
             # a villager who took themself for someone else ("Ah, the baker!" from Marta).
-            # In a crowd, Pip may talk to "Pip 4 the child": the names they share are the
-            # listener's too, and calling the listener by them is no fault.
-            speaker_names=()
-            if chat
-            else tuple(
-                name
-                for name in (*_own_names(speaker.name), speaker.role)
-                if name not in listener_names and name not in words(ask.listener)
-            ),
+            speaker_names=() if chat else _speaker_names(speaker, ask.listener, listener_names),
             absent_names=absent,
             examples=self._examples + shown if shown else self._examples,
             remembered=memory.recent_lines,
@@ -571,6 +563,15 @@ def bark_memories(facts: Sequence[str], trigger: Trigger) -> tuple[str, ...]:
     if trigger in (Trigger.HIT, Trigger.NEAR_MISS):
         kept = [fact for fact in kept if not fact.startswith(THREW_FACT)]
     return tuple(kept[-1:])
+
+
+def _speaker_names(
+    speaker: Persona, listener: str, listener_names: Sequence[str]
+) -> tuple[str, ...]:
+    """The speaker's names and trade a bark may not use, but for those the listener shares:
+    in a crowd, Pip may call "Pip 4 the child" Pip, and a child another child."""
+    shared = {*listener_names, *words(listener)}
+    return tuple(name for name in (*_own_names(speaker.name), speaker.role) if name not in shared)
 
 
 def _listener_acts(ask: LineAskParts, chat: bool, recall: bool) -> tuple[str, ...]:

@@ -70,7 +70,6 @@ class Recollection:
 
     facts: tuple[str, ...] = ()
     recent_lines: tuple[str, ...] = ()
-    older: int = 0
     met: bool = False
 
 
@@ -216,7 +215,7 @@ class Memory:
 
     def recollection(self) -> Recollection:
         """The facts and lines a line's checks read, as they are now."""
-        return Recollection(tuple(self._facts), tuple(self._recent), self._older, self.met)
+        return Recollection(tuple(self._facts), tuple(self._recent), self.met)
 
     def to_record(self) -> MemoryRecord:
         """Everything this memory holds, for a save."""

@@ -272,7 +272,7 @@ def _summary_json(memory: SavedMemory) -> str:
 
 
 def _memory(
-    lines: object, facts: object, summary: object, attitude: object, met: object = None
+    lines: object, facts: object, summary: object, attitude: object, met: object
 ) -> SavedMemory:
     """One memory row, checked: every field of the shape and within the range it must be.
 
