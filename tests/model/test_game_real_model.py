@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from game.__main__ import main
+from tests.support.timing import FRAME_MS, MAIN_THREAD_AI_MAX_MS
 from tools.eval.bubble_audit import audit
 
 pytestmark = pytest.mark.model
@@ -22,7 +23,6 @@ pytestmark = pytest.mark.model
 # Twenty seconds of play: the first model line usually shows within two, but a busy
 # machine (another model process on the second core) has taken more than seven.
 TICKS = 1200
-FRAME_MS = 1000.0 / 60.0
 
 
 @pytest.fixture(scope="module")
@@ -53,10 +53,8 @@ def test_model_lines_reach_bubbles_and_none_is_stale(
 
 def test_the_tick_never_waits_for_the_model(village_run: tuple[dict[str, Any], Path]) -> None:
     report, _ = village_run
-    # A single tick's maximum also counts any moment the OS gave the core to another
-    # process (5.1 ms beside a training run, 8.8 ms beside two busy loops), so it is held
-    # to one frame: a tick that waited for the model would take a whole line, 100 ms or more.
-    # Ticks that ask for a line build its prompt here (p99 0.9-1.3 ms measured quietly).
+    # Ticks that ask for a line build its prompt here (p99 0.4-1.3 ms measured quietly). A
+    # single tick's maximum is held below any wait for a line, which takes 100 ms or more.
     assert report["ai"]["main_thread_ai_ms"]["p99"] <= 2.0
-    assert report["ai"]["main_thread_ai_ms"]["max"] < FRAME_MS
+    assert report["ai"]["main_thread_ai_ms"]["max"] <= MAIN_THREAD_AI_MAX_MS
     assert report["tick_ms"]["p99"] < FRAME_MS
