@@ -147,10 +147,10 @@ class ContentFilter:
 
         A reader that fails refuses the text (the game then shows a template line or an
         in-character refusal); no reader at all lets it through to the word list alone.
-        The text is read as a sentence (:func:`as_sentence`): the exemplars the classifier
-        learnt from are written so, and typed words in lower case without a stop read as
-        unfit far more often ("tell me about the forge" scored 0.91, "Tell me about the
-        forge." 0.17).
+        The text is read in its written form (:func:`read_form`), as the classifier learnt
+        it: typed words in lower case without a stop, or in chat shorthand, read as unfit
+        far more often ("tell me about the forge" scored 0.91, "Tell me about the forge."
+        0.17; "gn everyone see u tmrw" 1.00).
         """
         if not (self.config.enabled and self.config.meaning):
             return ContentVerdict(True, "words", "semantic layer off")
@@ -158,7 +158,7 @@ class ContentFilter:
         if classifier is None or states is None:
             return ContentVerdict(True, "words", "semantic layer unavailable")
         try:
-            features = states.pooled(as_sentence(text))
+            features = states.pooled(read_form(text))
         except (RuntimeError, ValueError) as exc:
             logger.warning("content filter: semantic check failed: %s", exc)
             return ContentVerdict(False, "meaning", "semantic check failed")
@@ -208,3 +208,91 @@ def as_sentence(text: str) -> str:
         return text
     text = text[0].upper() + text[1:]
     return text + "." if text[-1].isalnum() else text
+
+
+# Chat shorthand and the words it stands for. Only forms that are not themselves words
+# are listed ("wont", "cant" and "ill" are, but rarely in chat; "ill" only as a line's
+# first word, where it means "I'll"). Laughter says nothing about a line's meaning and
+# is dropped. The word list keeps its own entries for rude shorthand ("kys", "wtf").
+_SHORTHAND = {
+    "u": "you",
+    "ya": "you",
+    "ur": "your",
+    "r": "are",
+    "y": "why",
+    "im": "I'm",
+    "ive": "I've",
+    "ill": "I'll",
+    "id": "I'd",
+    "dont": "don't",
+    "cant": "can't",
+    "wont": "won't",
+    "didnt": "didn't",
+    "doesnt": "doesn't",
+    "isnt": "isn't",
+    "wasnt": "wasn't",
+    "thats": "that's",
+    "whats": "what's",
+    "hows": "how's",
+    "wheres": "where's",
+    "whos": "who's",
+    "hes": "he's",
+    "shes": "she's",
+    "gonna": "going to",
+    "wanna": "want to",
+    "gotta": "got to",
+    "kinda": "kind of",
+    "tmrw": "tomorrow",
+    "tmr": "tomorrow",
+    "2day": "today",
+    "2nite": "tonight",
+    "b4": "before",
+    "rn": "right now",
+    "gn": "good night",
+    "gm": "good morning",
+    "pls": "please",
+    "plz": "please",
+    "thx": "thanks",
+    "ty": "thank you",
+    "np": "no problem",
+    "sry": "sorry",
+    "idk": "I don't know",
+    "brb": "be right back",
+    "btw": "by the way",
+    "nvm": "never mind",
+    "tho": "though",
+    "cuz": "because",
+    "bc": "because",
+    "ppl": "people",
+    "omg": "oh my",
+    "kms": "kill myself",
+    "kys": "kill yourself",
+}
+_FIRST_WORD_ONLY = frozenset({"ill", "id"})
+_LAUGHTER = re.compile(r"\s*\b(?:lol|lmao|rofl|lel|xd)\b[\s!.]*", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z0-9']+")
+
+
+def plain_words(text: str) -> str:
+    """``text`` with chat shorthand written out: "see u tmrw lol" reads "see you tomorrow"."""
+    text = _LAUGHTER.sub(" ", text).strip()
+    first = _WORD.search(text)
+
+    def spelt_out(match: re.Match[str]) -> str:
+        word = match.group(0)
+        lower = word.lower()
+        full = _SHORTHAND.get(lower)
+        if full is None or (lower in _FIRST_WORD_ONLY and match.start() != first_start):
+            return word
+        return full[0].upper() + full[1:] if word[0].isupper() else full
+
+    first_start = -1 if first is None else first.start()
+    return re.sub(r"\s{2,}", " ", _WORD.sub(spelt_out, text))
+
+
+def read_form(text: str) -> str:
+    """What the semantic layer reads of ``text``: shorthand written out, as a sentence.
+
+    The game and the classifier's training both read lines so.
+    """
+    return as_sentence(plain_words(text))

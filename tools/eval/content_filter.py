@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 from ai.config import FilterConfig, ModelConfig  # noqa: E402
 from ai.content import ContentFilter, LabelledLine, LlamaHiddenStates, load_labelled  # noqa: E402
+from ai.content.filter import read_form  # noqa: E402
 from ai.content.labelled import key  # noqa: E402
 from ai.model import resolve_model_path, verified_sha256  # noqa: E402
 from tools.eval.content_judge import Judge, Neighbours, threshold_at  # noqa: E402
@@ -466,7 +467,9 @@ def _methods(
     counted = [not line.fit or line.kind != "corpus" for line in exemplars]
     texts = [line.text for line in lines]
     if {"centroid", "knn"} & set(wanted):
-        rows = np.asarray([states.pooled(line.text) for line in exemplars], dtype=np.float64)
+        rows = np.asarray(
+            [states.pooled(read_form(line.text)) for line in exemplars], dtype=np.float64
+        )
         near = Neighbours(rows, unfit, classifier.mean, classifier.scale)
         for name in ("centroid", "knn"):
             if name not in wanted:
@@ -483,7 +486,7 @@ def _methods(
             )
 
             def scored(text: str, score: Callable[[Any], float] = score) -> float:
-                return score(states.pooled(text))
+                return score(states.pooled(read_form(text)))
 
             scores, cost = _timed(scored, texts, args.repeats)
             out.append(_scored(name, lines, scores, cut, blocklist_flags, cost))

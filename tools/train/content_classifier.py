@@ -2,9 +2,10 @@
 
 Reads the labelled exemplars (``assets/content/exemplars.jsonl``) and the held-out sets
 that have measured the filter once each (:data:`MEASURED_SETS`; never the evaluation set
-``tools/eval/data/content.jsonl`` nor the eleventh and twelfth held-out sets), reads each
+``tools/eval/data/content.jsonl`` nor the thirteenth held-out set), reads each
 line's hidden state at several layers of the packaged model (the one the classifier is
-for) on one thread, exactly as the game will (``ai.content.hidden``), pooled as
+for) on one thread, exactly as the game will (``ai.content.hidden``, the line read as
+:func:`ai.content.filter.read_form` writes it), pooled as
 ``--pooling`` says (``mean+last``: the mean over the tokens and the last token's state),
 and for each layer and regularisation strength runs repeated k-fold cross-validation on
 those lines alone.
@@ -48,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from ai.config import ModelConfig  # noqa: E402
+from ai.content.filter import read_form  # noqa: E402
 from ai.content.hidden import LlamaHiddenStates  # noqa: E402
 from ai.content.labelled import load_labelled  # noqa: E402
 from ai.content.meaning import Classifier  # noqa: E402
@@ -61,7 +63,7 @@ _DATA = ROOT / "tools" / "eval" / "data"
 #: The eleventh and twelfth measured the classifier shipped and are not among them (one
 #: trained with the eleventh too was measured on the twelfth and not shipped).
 MEASURED_SETS = tuple(
-    _DATA / f"content_holdout{n}.jsonl" for n in ("", *(str(k) for k in range(2, 11)))
+    _DATA / f"content_holdout{n}.jsonl" for n in ("", *(str(k) for k in range(2, 13)))
 )
 OUT = ROOT / "assets" / "content" / "classifier.npz"
 REPORT = ROOT / "bench" / "content_classifier.json"
@@ -196,7 +198,10 @@ def threshold_for(
 def features(
     texts: list[str], layers: tuple[int, ...], pooling: str
 ) -> tuple[Matrix, str, dict[str, float]]:
-    """Pooled hidden states, shape (lines, layers, features), the model's sha256, timings."""
+    """Pooled hidden states, shape (lines, layers, features), the model's sha256, timings.
+
+    Each line is read as the game reads it (:func:`ai.content.filter.read_form`).
+    """
     from llama_cpp import Llama
 
     path = resolve_model_path(ModelConfig())
@@ -213,7 +218,7 @@ def features(
     rows = []
     began = time.perf_counter()
     for i, text in enumerate(texts):
-        pooled = states.pooled_layers(text)
+        pooled = states.pooled_layers(read_form(text))
         if pooled is None:
             raise SystemExit(f"content_classifier: no tokens in exemplar {i + 1}")
         rows.append(pooled)

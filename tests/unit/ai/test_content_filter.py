@@ -21,7 +21,7 @@ from ai.content import (
     WordListError,
     load_labelled,
 )
-from ai.content.filter import as_sentence
+from ai.content.filter import as_sentence, plain_words, read_form
 from ai.content.labelled import FIT_KINDS, UNFIT_KINDS, key
 from ai.content.words import entry_hash, spellings, words_of
 
@@ -60,6 +60,8 @@ HOLDOUT9 = ROOT / "tools" / "eval" / "data" / "content_holdout9.jsonl"
 HOLDOUT10 = ROOT / "tools" / "eval" / "data" / "content_holdout10.jsonl"
 HOLDOUT11 = ROOT / "tools" / "eval" / "data" / "content_holdout11.jsonl"
 HOLDOUT12 = ROOT / "tools" / "eval" / "data" / "content_holdout12.jsonl"
+HOLDOUT13 = ROOT / "tools" / "eval" / "data" / "content_holdout13.jsonl"
+HOLDOUT14 = ROOT / "tools" / "eval" / "data" / "content_holdout14.jsonl"
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -246,6 +248,8 @@ def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
         HOLDOUT10,
         HOLDOUT11,
         HOLDOUT12,
+        HOLDOUT13,
+        HOLDOUT14,
     )
     sets = [load_labelled(path) for path in paths]
     for index, holdout in enumerate(sets):
@@ -445,3 +449,30 @@ def test_the_shipped_config_switches_the_filter_on() -> None:
 )
 def test_typed_words_are_read_as_a_sentence(typed: str, read: str) -> None:
     assert as_sentence(typed) == read
+
+
+@pytest.mark.parametrize(
+    ("typed", "plain"),
+    [
+        ("gn everyone see u tmrw", "good night everyone see you tomorrow"),
+        ("pip stop following me lol ur so annoying", "pip stop following me your so annoying"),
+        ("LOL u r funny", "you are funny"),
+        ("ill be back b4 dark", "I'll be back before dark"),
+        # "ill" and "id" are words too: only a line's first word is taken for shorthand.
+        ("im ill", "I'm ill"),
+        ("show me ur id", "show me your id"),
+        ("kms is the only way", "kill myself is the only way"),
+        ("Ha, missed! Wanna see?", "Ha, missed! Want to see?"),
+        # Written words, and words that merely contain shorthand, are left alone.
+        ("Your bread is lovely.", "Your bread is lovely."),
+        ("A rumour, truly.", "A rumour, truly."),
+        ("lol", ""),
+    ],
+)
+def test_chat_shorthand_is_written_out(typed: str, plain: str) -> None:
+    assert plain_words(typed) == plain
+
+
+def test_the_semantic_layer_reads_shorthand_written_out_as_a_sentence() -> None:
+    assert read_form("hows the weather gonna be tmrw") == "How's the weather going to be tomorrow."
+    assert read_form("lol") == ""
