@@ -269,25 +269,45 @@ _SHORTHAND = {
     "kys": "kill yourself",
 }
 _FIRST_WORD_ONLY = frozenset({"ill", "id"})
+# "ur" is "your" before a noun and "you're" before these: "ur dead", "ur the best",
+# "ur so slow", "ur kidding".
+_YOU_ARE_BEFORE = frozenset(
+    {
+        *("a", "an", "the", "so", "such", "too", "very", "really", "just", "not"),
+        *("never", "always", "still", "gonna", "going", "dead", "welcome", "right"),
+        *("wrong", "done", "late", "here", "there", "kidding", "joking", "lying"),
+        *("being", "getting", "acting"),
+    }
+)
 _LAUGHTER = re.compile(r"\s*\b(?:lol|lmao|rofl|lel|xd)\b[\s!.]*", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9']+")
+_SPACES = re.compile(r"\s{2,}")
 
 
 def plain_words(text: str) -> str:
     """``text`` with chat shorthand written out: "see u tmrw lol" reads "see you tomorrow"."""
     text = _LAUGHTER.sub(" ", text).strip()
-    first = _WORD.search(text)
-
-    def spelt_out(match: re.Match[str]) -> str:
+    words = list(_WORD.finditer(text))
+    out, last = [], 0
+    for i, match in enumerate(words):
         word = match.group(0)
         lower = word.lower()
         full = _SHORTHAND.get(lower)
-        if full is None or (lower in _FIRST_WORD_ONLY and match.start() != first_start):
-            return word
-        return full[0].upper() + full[1:] if word[0].isupper() else full
-
-    first_start = -1 if first is None else first.start()
-    return re.sub(r"\s{2,}", " ", _WORD.sub(spelt_out, text))
+        if full is None or (lower in _FIRST_WORD_ONLY and i > 0):
+            continue
+        if (
+            lower == "ur"
+            and i + 1 < len(words)
+            and words[i + 1].group(0).lower() in _YOU_ARE_BEFORE
+        ):
+            full = "you're"
+        out += [
+            text[last : match.start()],
+            full[0].upper() + full[1:] if word[0].isupper() else full,
+        ]
+        last = match.end()
+    out.append(text[last:])
+    return _SPACES.sub(" ", "".join(out))
 
 
 def read_form(text: str) -> str:

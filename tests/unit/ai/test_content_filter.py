@@ -62,6 +62,7 @@ HOLDOUT11 = ROOT / "tools" / "eval" / "data" / "content_holdout11.jsonl"
 HOLDOUT12 = ROOT / "tools" / "eval" / "data" / "content_holdout12.jsonl"
 HOLDOUT13 = ROOT / "tools" / "eval" / "data" / "content_holdout13.jsonl"
 HOLDOUT14 = ROOT / "tools" / "eval" / "data" / "content_holdout14.jsonl"
+HOLDOUT15 = ROOT / "tools" / "eval" / "data" / "content_holdout15.jsonl"
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -250,6 +251,7 @@ def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
         HOLDOUT12,
         HOLDOUT13,
         HOLDOUT14,
+        HOLDOUT15,
     )
     sets = [load_labelled(path) for path in paths]
     for index, holdout in enumerate(sets):
@@ -455,7 +457,11 @@ def test_typed_words_are_read_as_a_sentence(typed: str, read: str) -> None:
     ("typed", "plain"),
     [
         ("gn everyone see u tmrw", "good night everyone see you tomorrow"),
-        ("pip stop following me lol ur so annoying", "pip stop following me your so annoying"),
+        ("pip stop following me lol ur so annoying", "pip stop following me you're so annoying"),
+        ("ur dead", "you're dead"),
+        ("ur kidding", "you're kidding"),
+        ("ur bread is the best", "your bread is the best"),
+        ("Ur cooking is lovely", "Your cooking is lovely"),
         ("LOL u r funny", "you are funny"),
         ("ill be back b4 dark", "I'll be back before dark"),
         # "ill" and "id" are words too: only a line's first word is taken for shorthand.
