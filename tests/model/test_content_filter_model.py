@@ -75,6 +75,28 @@ def test_a_line_is_read_the_same_every_time(llm: Any, states: LlamaHiddenStates)
     assert states.pooled("") is None
 
 
+def test_a_line_read_after_its_first_clause_reads_as_it_does_alone(
+    states: LlamaHiddenStates,
+) -> None:
+    # A streamed line is read clause by clause; the tokens a read shares with the one
+    # before are not decoded again, and must come out as a read of the line alone does.
+    line = "Hello there, traveller. The bread is warm."
+    states.pooled("Mind the goat.")  # shares no token with the line: read whole
+    alone = states.pooled(line)
+    for clause in ("Hello there.", "Hello there, traveller.", line):
+        grown = states.pooled(clause)
+    again = states.pooled(line)  # every token shared
+    assert alone is not None
+    assert grown is not None
+    assert again is not None
+    np.testing.assert_allclose(grown, alone, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(again, grown)
+    shorter = states.pooled("Hello there, traveller.")
+    states.pooled("Mind the goat.")
+    assert shorter is not None
+    np.testing.assert_allclose(states.pooled("Hello there, traveller."), shorter, atol=1e-4)
+
+
 def test_reading_several_layers_agrees_with_reading_one(
     llm: Any, states: LlamaHiddenStates
 ) -> None:
