@@ -21,7 +21,8 @@ import numpy as np
 logger = logging.getLogger(__name__)
 
 
-def _common_prefix(a: Any, b: list[int]) -> int:
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens ``a`` and ``b`` share."""
     count = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -55,7 +56,7 @@ class TokenScorer:
         llm = self._llm
         head = llm.tokenize(prompt.encode("utf-8"))
         tokens = llm.tokenize((prompt + continuation).encode("utf-8"))
-        start = _common_prefix(head, tokens)
+        start = common_prefix(head, tokens)
         if start == 0 or start >= len(tokens):
             return []
         if len(tokens) > llm.n_ctx():
@@ -130,7 +131,7 @@ class TokenScorer:
         llm = self._llm
         ctx = llm._ctx
         cached = llm.input_ids[: llm.n_tokens]
-        keep = min(_common_prefix(cached, tokens), keep_max)
+        keep = min(common_prefix(cached, tokens), keep_max)
         if not ctx.kv_cache_seq_rm(-1, keep, -1):
             keep = 0
             ctx.kv_cache_seq_rm(-1, 0, -1)

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from ai.scoring import common_prefix
+
 logger = logging.getLogger(__name__)
 
 _GGML_TYPE_F32 = 0
@@ -80,16 +82,6 @@ class _Ggml:
 
 
 FloatRows = np.ndarray[Any, np.dtype[np.float32]]
-
-
-def _shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many leading tokens ``a`` and ``b`` share."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 class LlamaHiddenStates:
@@ -220,7 +212,7 @@ class LlamaHiddenStates:
         tokens = [int(t) for t in tokens[:_MAX_TOKENS]]
         if not tokens:
             return None
-        shared = _shared_prefix(self._kept, tokens)
+        shared = common_prefix(self._kept, tokens)
         states = self._kept_states[:, :shared]
         # The cache keeps the first token and the shared ones; the rest is read now.
         self._llama_cpp.llama_memory_seq_rm(self._memory, 0, 1 + shared, -1)
