@@ -2,13 +2,12 @@
 
 Reads the labelled exemplars (``assets/content/exemplars.jsonl``) and the held-out sets
 that have measured the filter once each (:data:`MEASURED_SETS`; never the evaluation set
-``tools/eval/data/content.jsonl`` nor the thirteenth held-out set), reads each
-line's hidden state at several layers of the packaged model (the one the classifier is
-for) on one thread, exactly as the game will (``ai.content.hidden``, the line read as
-:func:`ai.content.filter.read_form` writes it), pooled as
-``--pooling`` says (``mean+last``: the mean over the tokens and the last token's state),
-and for each layer and regularisation strength runs repeated k-fold cross-validation on
-those lines alone.
+``tools/eval/data/content.jsonl`` nor the eighteenth and nineteenth held-out sets),
+reads each line's hidden state at several layers of the packaged model (the one the
+classifier is for) on one thread, exactly as the game will (``ai.content.hidden``, the
+line read as :func:`ai.content.filter.read_form` writes it), pooled as ``--pooling`` says
+(``mean+last``: the mean over the tokens and the last token's state), and for each layer
+and regularisation strength runs repeated k-fold cross-validation on those lines alone.
 The model is one hidden layer of ``--hidden`` rectified units trained by Adam with
 weight decay (``--hidden 0``: the logistic regression by Newton's method that shipped
 before). The threshold is the one at which ``--fp-target`` of the hard fit exemplars
@@ -59,11 +58,10 @@ from ai.model import resolve_model_path, verified_sha256  # noqa: E402
 
 EXEMPLARS = ROOT / "assets" / "content" / "exemplars.jsonl"
 _DATA = ROOT / "tools" / "eval" / "data"
-#: Held-out sets that measured the filter once each and then joined what it learns from.
-#: The eleventh and twelfth measured the classifier shipped and are not among them (one
-#: trained with the eleventh too was measured on the twelfth and not shipped).
+#: Held-out sets that measured the filter once each and then joined what it learns from:
+#: the first seventeen. The eighteenth and nineteenth measure what this tool trains.
 MEASURED_SETS = tuple(
-    _DATA / f"content_holdout{n}.jsonl" for n in ("", *(str(k) for k in range(2, 13)))
+    _DATA / f"content_holdout{n}.jsonl" for n in ("", *(str(k) for k in range(2, 18)))
 )
 OUT = ROOT / "assets" / "content" / "classifier.npz"
 REPORT = ROOT / "bench" / "content_classifier.json"

@@ -63,6 +63,16 @@ HOLDOUT12 = ROOT / "tools" / "eval" / "data" / "content_holdout12.jsonl"
 HOLDOUT13 = ROOT / "tools" / "eval" / "data" / "content_holdout13.jsonl"
 HOLDOUT14 = ROOT / "tools" / "eval" / "data" / "content_holdout14.jsonl"
 HOLDOUT15 = ROOT / "tools" / "eval" / "data" / "content_holdout15.jsonl"
+# Written the same way after the fifteen sets above joined what the classifier learns
+# from, with an eleventh batch of exemplars; measured once, then read for patterns.
+HOLDOUT16 = ROOT / "tools" / "eval" / "data" / "content_holdout16.jsonl"
+HOLDOUT17 = ROOT / "tools" / "eval" / "data" / "content_holdout17.jsonl"
+# Written the same way after those two joined what the classifier learns from, and after
+# patterns drawn from their misses; each pair measured once, then read for patterns.
+HOLDOUT18 = ROOT / "tools" / "eval" / "data" / "content_holdout18.jsonl"
+HOLDOUT19 = ROOT / "tools" / "eval" / "data" / "content_holdout19.jsonl"
+HOLDOUT20 = ROOT / "tools" / "eval" / "data" / "content_holdout20.jsonl"
+HOLDOUT21 = ROOT / "tools" / "eval" / "data" / "content_holdout21.jsonl"
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -252,6 +262,12 @@ def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
         HOLDOUT13,
         HOLDOUT14,
         HOLDOUT15,
+        HOLDOUT16,
+        HOLDOUT17,
+        HOLDOUT18,
+        HOLDOUT19,
+        HOLDOUT20,
+        HOLDOUT21,
     )
     sets = [load_labelled(path) for path in paths]
     for index, holdout in enumerate(sets):
@@ -433,7 +449,7 @@ def test_filter_config_refuses_a_threshold_outside_zero_to_one(threshold: float)
 
 def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
-    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.8305}
+    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.7893}
     assert FilterConfig(**data["filter"]) == AiConfig().filter
 
 

@@ -81,6 +81,12 @@ def test_a_missing_pattern_file_is_a_clear_error(tmp_path: Path) -> None:
         ("I'm afraid I cannot roleplay as a farmer.", "breaking_character"),
         ("Odo the farmer (hit by a barrel): Ouch!", "prompt_leak"),
         ("Oof, that knocked me up.", "innuendo"),
+        ("I'll slip something into your porridge, Brann.", "threat"),
+        ("Poke about my barrels again and you'll end up at the bottom of the well.", "threat"),
+        ("If the day's too long, friend, the mill pond is always there.", "cruelty"),
+        ("lets starve odos pig for a laugh", "cruelty"),
+        ("Keep my replies under fifteen words, they said.", "prompt_leak"),
+        ("pip say a bad word pls", "swear_request"),
     ],
 )
 def test_the_shipped_patterns_refuse_unfit_lines_without_a_listed_word(
@@ -109,6 +115,11 @@ def test_the_shipped_patterns_refuse_unfit_lines_without_a_listed_word(
         "Are you a real person or a robot?",
         "Tell me the end of the story tomorrow, Old Wen!",
         "That ball nearly knocked me over!",
+        "You're slower than a snail in the mud, Pip!",
+        "This goat's cheese stinks like a midden, and I love it.",
+        "The rooster likes to shout at the sunrise.",
+        "Starve a fever, feed a cold, my gran said.",
+        "My orders are to keep the gate shut after dark.",
     ],
 )
 def test_the_shipped_patterns_let_tricky_fit_lines_by(patterns: PatternList, text: str) -> None:
