@@ -76,6 +76,10 @@ HOLDOUT21 = ROOT / "tools" / "eval" / "data" / "content_holdout21.jsonl"
 # Written the same way after all of the above; measured once with what ships, then read.
 HOLDOUT22 = ROOT / "tools" / "eval" / "data" / "content_holdout22.jsonl"
 HOLDOUT23 = ROOT / "tools" / "eval" / "data" / "content_holdout23.jsonl"
+# Written the same way after sets 18 to 23 and a twelfth batch (player chat) joined what
+# the classifier learns from; measured once.
+HOLDOUT24 = ROOT / "tools" / "eval" / "data" / "content_holdout24.jsonl"
+HOLDOUT25 = ROOT / "tools" / "eval" / "data" / "content_holdout25.jsonl"
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -273,6 +277,8 @@ def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
         HOLDOUT21,
         HOLDOUT22,
         HOLDOUT23,
+        HOLDOUT24,
+        HOLDOUT25,
     )
     sets = [load_labelled(path) for path in paths]
     for index, holdout in enumerate(sets):
@@ -454,7 +460,7 @@ def test_filter_config_refuses_a_threshold_outside_zero_to_one(threshold: float)
 
 def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
-    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.7893}
+    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.7434}
     assert FilterConfig(**data["filter"]) == AiConfig().filter
 
 
