@@ -2,7 +2,8 @@
 
 Each round runs the same games twice, once with the adapter (``ai.model.adapter =
 "village"``) and once without (few-shot base prompts), alternating so that machine
-noise hits both alike. Paced at 60 Hz, like a player's game. From the bubble logs and
+noise hits both alike (each seed plays the arms in the order of the seed before,
+reversed). Paced at 60 Hz, like a player's game. From the bubble logs and
 reports it writes ``bench/village_model.json``:
 
 - where shown lines came from (model, prepared, template, fallback), over every bubble
@@ -351,8 +352,11 @@ def main() -> None:
     greet: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for seed in seeds:
-            for arm, settings in arms.items():
+        for i, seed in enumerate(seeds):
+            # Each seed plays the arms in turn, the order reversed seed by seed, so that
+            # no arm always plays the sitting's first game.
+            order = list(arms.items())
+            for arm, settings in order if i % 2 == 0 else order[::-1]:
                 print(f"{arm} seed {seed}: {args.ticks} ticks", flush=True)
                 games.append(run_game(arm, settings, seed, args.ticks, work, roots[arm]))
         for arm, settings in arms.items():
