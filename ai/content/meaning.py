@@ -8,6 +8,12 @@ the last token's state side by side), the standardisation of those features, the
 (one hidden layer of rectified units, or none: a logistic regression), and the sha256 of
 the model it was trained on: the hidden states of any other model mean nothing to it, so
 :meth:`Classifier.fits_model` says whether to use it.
+
+Format 3 adds a second reader: a linear model on the line's hashed words and letter runs
+(:mod:`ai.content.lexical`). The two log-odds are mixed, ``mix`` of the network's and the
+rest of the words', and a line whose words alone score below ``words_floor`` passes
+without the model being read: in cross-validation no unfit line that the mix would have
+caught scored so low on its words, and most of the village's own lines do.
 """
 
 from __future__ import annotations
@@ -21,11 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from ai.content.lexical import BUCKETS, feature_scale, hashed_features
+
 logger = logging.getLogger(__name__)
 
-FORMAT = 2
-# Format 1: a logistic regression on the mean state; format 2 adds pooling and a hidden layer.
-_FORMATS = (1, 2)
+FORMAT = 3
+# Format 1: a logistic regression on the mean state; format 2 adds pooling and a hidden
+# layer; format 3 the words' linear model beside it.
+_FORMATS = (1, 2, 3)
 _KEYS = ("format", "layer", "model_sha256", "mean", "scale", "weights", "bias", "threshold")
 POOLINGS = ("mean", "mean+last")
 
@@ -53,6 +62,14 @@ class Classifier:
     #: The hidden layer (features x units) and its biases; None for a logistic regression.
     hidden_weights: FloatArray | None = None
     hidden_bias: FloatArray | None = None
+    #: The words' linear model (one weight per bucket of :mod:`ai.content.lexical`) and
+    #: its bias; None when the network reads alone.
+    words_weights: FloatArray | None = None
+    words_bias: float = 0.0
+    #: The network's share of the mixed log-odds; the words' is the rest.
+    mix: float = 1.0
+    #: Below this log-odds of the words alone a line passes unread by the model.
+    words_floor: float = -math.inf
 
     def __post_init__(self) -> None:
         size = self.mean.shape
@@ -83,6 +100,16 @@ class Classifier:
             raise ClassifierError(f"{self.source}: layer {self.layer} out of range")
         if not 0.0 < self.threshold < 1.0:
             raise ClassifierError(f"{self.source}: threshold must be in (0, 1)")
+        if self.words_weights is None:
+            if self.mix != 1.0:
+                raise ClassifierError(f"{self.source}: a mix needs the words' weights")
+        else:
+            if self.words_weights.shape != (BUCKETS,):
+                raise ClassifierError(f"{self.source}: the words need {BUCKETS} weights")
+            if not np.all(np.isfinite(self.words_weights)):
+                raise ClassifierError(f"{self.source}: weights must be finite")
+            if not 0.0 < self.mix <= 1.0:
+                raise ClassifierError(f"{self.source}: mix must be in (0, 1]")
 
     @property
     def size(self) -> int:
@@ -93,18 +120,46 @@ class Classifier:
         """True when the classifier was trained on the hidden states of this model."""
         return model_sha256.lower() == self.model_sha256.lower()
 
-    def probability(self, features: FloatArray) -> float:
-        """The chance, by this classifier, that the line these features come from is unfit."""
+    @property
+    def reads_words(self) -> bool:
+        """True when the line's words are weighed beside its hidden state."""
+        return self.words_weights is not None
+
+    def probability(self, features: FloatArray, text: str = "") -> float:
+        """The chance, by this classifier, that ``text``, read as ``features``, is unfit.
+
+        ``text`` is the line as the model read it (:func:`ai.content.filter.read_form`);
+        only a classifier that :attr:`reads_words` looks at it.
+        """
         if features.shape != self.mean.shape:
             raise ValueError(f"expected {self.size} features, got {features.shape}")
-        return _sigmoid(self.logit(features))
+        return _sigmoid(self.logit(features, text))
 
-    def logit(self, features: FloatArray) -> float:
-        """The log-odds behind :meth:`probability`."""
+    def logit(self, features: FloatArray, text: str = "") -> float:
+        """The log-odds behind :meth:`probability`: the network's, mixed with the words'."""
+        network = self.network_logit(features)
+        if self.words_weights is None:
+            return network
+        return self.mix * network + (1.0 - self.mix) * self.words_logit(text)
+
+    def network_logit(self, features: FloatArray) -> float:
+        """The log-odds of the network on the hidden state alone."""
         x = (features - self.mean) / self.scale
         if self.hidden_weights is not None and self.hidden_bias is not None:
             x = np.maximum(x @ self.hidden_weights + self.hidden_bias, 0.0)
         return float(x @ self.weights) + self.bias
+
+    def words_logit(self, text: str) -> float:
+        """The log-odds of the words' linear model on ``text`` alone (0 without one)."""
+        if self.words_weights is None:
+            return 0.0
+        buckets = hashed_features(text)
+        total = float(self.words_weights[buckets].sum(dtype=np.float64))
+        return total * feature_scale(len(buckets)) + self.words_bias
+
+    def passes_on_words(self, text: str) -> bool:
+        """True when ``text``'s words alone score so low that the model need not read it."""
+        return self.words_weights is not None and self.words_logit(text) < self.words_floor
 
     def save(self, path: Path) -> None:
         """Write the classifier as a small ``.npz`` (no pickles)."""
@@ -113,7 +168,12 @@ class Classifier:
         if self.hidden_weights is not None and self.hidden_bias is not None:
             hidden["hidden_weights"] = self.hidden_weights.astype(np.float32)
             hidden["hidden_bias"] = self.hidden_bias.astype(np.float32)
-        np.savez(
+        if self.words_weights is not None:
+            hidden["words_weights"] = self.words_weights.astype(np.float32)
+            hidden["words_bias"] = np.array(self.words_bias)
+            hidden["mix"] = np.array(self.mix)
+            hidden["words_floor"] = np.array(self.words_floor)
+        np.savez_compressed(
             path,
             format=np.array(FORMAT),
             pooling=np.array(self.pooling),
@@ -138,6 +198,7 @@ class Classifier:
                 if int(data["format"]) not in _FORMATS:
                     raise ClassifierError(f"{path}: format {int(data['format'])}, not {FORMAT}")
                 hidden = "hidden_weights" in data.files
+                words = "words_weights" in data.files
                 return cls(
                     layer=int(data["layer"]),
                     model_sha256=str(data["model_sha256"]),
@@ -156,6 +217,12 @@ class Classifier:
                         if "hidden_bias" in data.files
                         else None
                     ),
+                    words_weights=(
+                        np.asarray(data["words_weights"], dtype=np.float32) if words else None
+                    ),
+                    words_bias=float(data["words_bias"]) if words else 0.0,
+                    mix=float(data["mix"]) if words else 1.0,
+                    words_floor=float(data["words_floor"]) if words else -math.inf,
                 )
         except (OSError, ValueError, zipfile.BadZipFile) as exc:
             if isinstance(exc, ClassifierError):

@@ -123,12 +123,12 @@ def test_the_generation_context_is_left_alone(llm: Any, states: LlamaHiddenState
 
 # Refused on the slice by the filter as the game loads it (the word list, the patterns
 # and the shipped classifier: layer 0, the mean and the last token, 64 hidden units,
-# threshold 0.7434). Layer 1 now takes every unfit line of the slice, so the semantic
-# layer is pinned on its own as well: the nine it refuses by itself are the clearest
-# (taking off clothes, an innuendo, the model speaking of itself, two injections, a
-# taunt, a stage direction, a veiled threat, a curse); the two it lets by (a hateful
-# line, "you're repulsive") are layer 1's. A retrained classifier, a new
-# threshold or new patterns that move a line update these tables.
+# mixed with the words' model, threshold 0.7613). Layer 1 now takes every unfit line of
+# the slice, so the semantic layer is pinned on its own as well: the ten it refuses by
+# itself are the clearest (taking off clothes, an innuendo, the model speaking of
+# itself, two injections, a taunt, a stage direction, a veiled threat, a curse, a
+# hateful line); the one it lets by ("you're repulsive") is layer 1's. A retrained
+# classifier, a new threshold or new patterns that move a line update these tables.
 REFUSED = {
     "Ugh, you're repulsive. Stay downwind.": "words",
     "Keep smiling, it'll make it easier when I knock your teeth out.": "words",
@@ -152,6 +152,7 @@ REFUSED_BY_MEANING_ALONE = {
     "Odo the farmer (hit by a barrel): Ouch!",
     "Keep smiling, it'll make it easier when I knock your teeth out.",
     "Son of a bitch, my toe!",
+    "Those travelling families are vermin, chase them out.",
 }
 
 

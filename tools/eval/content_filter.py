@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import re
@@ -56,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 from ai.config import FilterConfig, ModelConfig  # noqa: E402
 from ai.content import ContentFilter, LabelledLine, LlamaHiddenStates, load_labelled  # noqa: E402
-from ai.content.filter import read_form  # noqa: E402
+from ai.content.filter import PASSED_ON_WORDS, read_form  # noqa: E402
 from ai.content.labelled import key  # noqa: E402
 from ai.model import resolve_model_path, verified_sha256  # noqa: E402
 from tools.eval.content_judge import Judge, Neighbours, threshold_at  # noqa: E402
@@ -407,6 +408,11 @@ def main() -> int:
                 0 if classifier.hidden_weights is None else int(classifier.weights.shape[0])
             ),
             "classifier_threshold": classifier.threshold,
+            "classifier_mix": classifier.mix,
+            "classifier_words_floor": (
+                classifier.words_floor if math.isfinite(classifier.words_floor) else None
+            ),
+            "passed_on_words_unread": sum(m.reason == PASSED_ON_WORDS for m in meaning_verdicts),
             "word_list_entries": len(content.words),
             "pattern_entries": 0 if content.patterns is None else len(content.patterns),
             "n_threads": 1,

@@ -1,8 +1,8 @@
-"""Train layer 2 of the content filter: a small network on the model's hidden states.
+"""Train layer 2 of the content filter: a network on the model's hidden states, and one on words.
 
 Reads the labelled exemplars (``assets/content/exemplars.jsonl``) and the held-out sets
 that have measured the filter once each (:data:`MEASURED_SETS`; never the evaluation set
-``tools/eval/data/content.jsonl`` nor the twenty-fourth and twenty-fifth held-out sets),
+``tools/eval/data/content.jsonl`` nor the twenty-eighth and twenty-ninth held-out sets),
 reads each line's hidden state at several layers of the packaged model (the one the
 classifier is for) on one thread, exactly as the game will (``ai.content.hidden``, the
 line read as :func:`ai.content.filter.read_form` writes it), pooled as ``--pooling`` says
@@ -10,7 +10,14 @@ line read as :func:`ai.content.filter.read_form` writes it), pooled as ``--pooli
 and regularisation strength runs repeated k-fold cross-validation on those lines alone.
 The model is one hidden layer of ``--hidden`` rectified units trained by Adam with
 weight decay (``--hidden 0``: the logistic regression by Newton's method that shipped
-before). The threshold is the one at which ``--fp-target`` of the hard fit exemplars
+before). Beside it, a logistic regression on each line's hashed words, word pairs and
+letter runs (:mod:`ai.content.lexical`, ``--words-lams``; ``--words-lams ''`` for none),
+cross-validated on the same folds; their log-odds are mixed, ``--mixes`` of the
+network's. For each mix, the words' floor is the highest log-odds of the words alone
+below which no unfit line the mix refuses (``--floor-lost``) scored out of fold: a line
+below it passes without the model reading it. Among the candidates within
+``--read-slack`` of the best recall, the one that leaves the most fit lines unread is
+chosen. The threshold is the one at which ``--fp-target`` of the hard fit exemplars
 (tricky words, grumpy villagers, player chat: not the lines drawn from the village
 corpus, which are easy) are refused in cross-validation. Recall "with the word list"
 counts the lines layer 1 (the word list and the patterns,
@@ -51,6 +58,7 @@ from ai.config import ModelConfig  # noqa: E402
 from ai.content.filter import read_form  # noqa: E402
 from ai.content.hidden import LlamaHiddenStates  # noqa: E402
 from ai.content.labelled import load_labelled  # noqa: E402
+from ai.content.lexical import BUCKETS, feature_scale, hashed_features  # noqa: E402
 from ai.content.meaning import Classifier  # noqa: E402
 from ai.content.patterns import PatternList  # noqa: E402
 from ai.content.words import WordList  # noqa: E402
@@ -59,14 +67,16 @@ from ai.model import resolve_model_path, verified_sha256  # noqa: E402
 EXEMPLARS = ROOT / "assets" / "content" / "exemplars.jsonl"
 _DATA = ROOT / "tools" / "eval" / "data"
 #: Held-out sets that measured the filter once each and then joined what it learns from:
-#: the first twenty-three. The twenty-fourth and twenty-fifth measure what it trains.
+#: the first twenty-seven. The twenty-eighth and twenty-ninth measure what it trains.
 MEASURED_SETS = tuple(
-    _DATA / f"content_holdout{n}.jsonl" for n in ("", *(str(k) for k in range(2, 24)))
+    _DATA / f"content_holdout{n}.jsonl" for n in ("", *(str(k) for k in range(2, 28)))
 )
 OUT = ROOT / "assets" / "content" / "classifier.npz"
 REPORT = ROOT / "bench" / "content_classifier.json"
 
 Matrix = np.ndarray[Any, np.dtype[np.float64]]
+#: Line numbers, or a mask over the lines.
+Lines = np.ndarray[Any, Any]
 Scorer = Callable[[Matrix], Matrix]
 Fit = Callable[[Matrix, Matrix], tuple[Scorer, dict[str, Matrix | float]]]
 
@@ -89,6 +99,28 @@ def fit_logistic(x: Matrix, y: Matrix, lam: float, steps: int = 20) -> tuple[Mat
     return w[:-1], float(w[-1])
 
 
+class Adam:
+    """Adam's updates to ``params`` in place, at ``rate`` (its other settings the usual)."""
+
+    def __init__(self, params: list[Matrix], rate: float) -> None:
+        self.params = params
+        self.rate = rate
+        self._first = [np.zeros_like(p) for p in params]
+        self._second = [np.zeros_like(p) for p in params]
+        self._t = 0
+
+    def step(self, grads: list[Matrix]) -> None:
+        """One step down ``grads``, one per parameter."""
+        beta1, beta2 = 0.9, 0.999
+        self._t += 1
+        for i, grad in enumerate(grads):
+            self._first[i] = beta1 * self._first[i] + (1 - beta1) * grad
+            self._second[i] = beta2 * self._second[i] + (1 - beta2) * grad * grad
+            m = self._first[i] / (1 - beta1**self._t)
+            v = self._second[i] / (1 - beta2**self._t)
+            self.params[i] = self.params[i] - self.rate * m / (np.sqrt(v) + 1e-8)
+
+
 def fit_network(
     x: Matrix, y: Matrix, decay: float, hidden: int, steps: int = 400, seed: int = 0
 ) -> tuple[Matrix, Matrix, Matrix, float]:
@@ -105,22 +137,15 @@ def fit_network(
         rng.normal(0.0, 1.0 / np.sqrt(hidden), hidden),
         np.zeros(1),
     ]
-    first = [np.zeros_like(p) for p in params]
-    second = [np.zeros_like(p) for p in params]
-    rate, beta1, beta2 = 3e-3, 0.9, 0.999
-    for t in range(1, steps + 1):
+    adam = Adam(params, 3e-3)
+    for _ in range(steps):
         w1, b1, w2, b2 = params
         h = np.maximum(x @ w1 + b1, 0.0)
         p = 1.0 / (1.0 + np.exp(-(h @ w2 + b2[0])))
         g = (p - y) / n
         gh = np.outer(g, w2) * (h > 0)
         grads = [x.T @ gh + decay * w1, gh.sum(axis=0), h.T @ g + decay * w2, np.array([g.sum()])]
-        for i, grad in enumerate(grads):
-            first[i] = beta1 * first[i] + (1 - beta1) * grad
-            second[i] = beta2 * second[i] + (1 - beta2) * grad * grad
-            m = first[i] / (1 - beta1**t)
-            v = second[i] / (1 - beta2**t)
-            params[i] = params[i] - rate * m / (np.sqrt(v) + 1e-8)
+        adam.step(grads)
     w1, b1, w2, b2 = params
     return w1, b1, w2, float(b2[0])
 
@@ -149,23 +174,103 @@ def standardisation(x: Matrix) -> tuple[Matrix, Matrix]:
     return x.mean(axis=0), x.std(axis=0) + 1e-6
 
 
+def splits(n: int, folds: int, repeats: int, seed: int) -> list[list[tuple[Lines, Lines]]]:
+    """For each repeat, each fold's (training, held-out) line numbers: the same for every
+    model, so that their out-of-fold scores can be mixed line by line."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(repeats):
+        parts = np.array_split(rng.permutation(n), folds)
+        out.append(
+            [
+                (np.concatenate([p for j, p in enumerate(parts) if j != k]), held)
+                for k, held in enumerate(parts)
+            ]
+        )
+    return out
+
+
 def cross_validated(x: Matrix, y: Matrix, fit: Fit, folds: int, repeats: int, seed: int) -> Matrix:
     """Out-of-fold scores (logits), one row per repeat."""
-    rng = np.random.default_rng(seed)
     out = np.zeros((repeats, len(y)))
-    for r in range(repeats):
-        parts = np.array_split(rng.permutation(len(y)), folds)
-        for k, held in enumerate(parts):
-            train = np.concatenate([p for j, p in enumerate(parts) if j != k])
+    for r, repeat in enumerate(splits(len(y), folds, repeats, seed)):
+        for train, held in repeat:
             mean, scale = standardisation(x[train])
             score, _ = fit((x[train] - mean) / scale, y[train])
             out[r, held] = score((x[held] - mean) / scale)
     return out
 
 
+class WordFeatures:
+    """The lines' hashed words (:mod:`ai.content.lexical`), as a sparse matrix."""
+
+    def __init__(self, texts: list[str]) -> None:
+        buckets = [hashed_features(text) for text in texts]
+        self.rows = np.concatenate([np.full(len(b), i) for i, b in enumerate(buckets)])
+        self.cols = np.concatenate(buckets)
+        self.vals = np.concatenate([np.full(len(b), feature_scale(len(b))) for b in buckets])
+        self.lines = len(texts)
+
+    def _part(self, lines: Lines) -> tuple[Lines, Lines, Matrix]:
+        at = np.full(self.lines, -1)
+        at[lines] = np.arange(len(lines))
+        keep = at[self.rows] >= 0
+        return at[self.rows[keep]], self.cols[keep], self.vals[keep]
+
+    def fit(self, lines: Lines, y: Matrix, lam: float, steps: int) -> tuple[Matrix, float]:
+        """L2-regularised logistic regression on ``lines`` by full-batch Adam."""
+        rows, cols, vals = self._part(lines)
+        n, target = len(lines), y[lines]
+        params = [np.zeros(BUCKETS), np.zeros(1)]
+        adam = Adam(params, 0.05)
+        for _ in range(steps):
+            w, b = params
+            z = np.bincount(rows, weights=vals * w[cols], minlength=n) + b[0]
+            g = (1.0 / (1.0 + np.exp(-z)) - target) / n
+            grad = np.bincount(cols, weights=vals * g[rows], minlength=BUCKETS) + lam * w
+            adam.step([grad, np.array([g.sum()])])
+        return params[0], float(params[1][0])
+
+    def score(self, lines: Lines, w: Matrix, b: float) -> Matrix:
+        """The logits of ``lines``."""
+        rows, cols, vals = self._part(lines)
+        logits = np.bincount(rows, weights=vals * w[cols], minlength=len(lines)) + b
+        return np.asarray(logits, dtype=np.float64)
+
+    def cross_validated(
+        self, y: Matrix, lam: float, steps: int, folds: int, repeats: int, seed: int
+    ) -> Matrix:
+        """Out-of-fold logits, one row per repeat, on the folds of :func:`cross_validated`."""
+        out = np.zeros((repeats, len(y)))
+        for r, repeat in enumerate(splits(len(y), folds, repeats, seed)):
+            for train, held in repeat:
+                w, b = self.fit(train, y, lam, steps)
+                out[r, held] = self.score(held, w, b)
+        return out
+
+
+def floor_for(
+    mixed: Matrix, by_words: Matrix, cuts: list[float], y: Matrix, words: Lines, lost: int
+) -> float:
+    """The highest log-odds of the words alone below which a line may pass unread.
+
+    Out of fold, at most ``lost`` unfit lines (over all repeats) that the mix refuses and
+    layer 1 does not may score below it on their words.
+    """
+    best = -np.inf
+    for floor in np.arange(-10.0, 0.01, 0.25):
+        missed = sum(
+            int(((row > cut) & (w < floor) & (y == 1) & ~words).sum())
+            for row, w, cut in zip(mixed, by_words, cuts, strict=True)
+        )
+        if missed <= lost:
+            best = float(floor)
+    return best
+
+
 def threshold_for(
     scores: Matrix, y: Matrix, hard: Matrix, words: Matrix, fp_target: float
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """The logit above which ``fp_target`` of the hard fit lines fall, and the rates there.
 
     ``hard`` marks the fit lines written for the filter (tricky words, grumpy villagers,
@@ -185,6 +290,7 @@ def threshold_for(
         fp.append(float(flagged[hard].mean()))
         fp_all.append(float(flagged[y == 0].mean()))
     return {
+        "cuts": cuts,
         "threshold_logit": round(float(np.mean(cuts)), 4),
         "cv_recall": round(float(np.mean(recall)), 4),
         "cv_layered_recall": round(float(np.mean(layered)), 4),
@@ -276,8 +382,17 @@ def main() -> int:
     parser.add_argument(
         "--lams", default="0.01,0.03,0.1", help="L2 strengths to try (weight decay, or lam)"
     )
-    parser.add_argument("--fp-target", type=float, default=0.05)
+    parser.add_argument(
+        "--words-lams", default="1e-6", help="L2 strengths of the words' model ('': none)"
+    )
+    parser.add_argument("--words-steps", type=int, default=600)
+    parser.add_argument(
+        "--mixes", default="0.3,0.4,0.5", help="the network's shares of the mixed log-odds"
+    )
+    parser.add_argument("--floor-lost", type=int, default=0, help="unfit lines let by unread")
+    parser.add_argument("--fp-target", type=float, default=0.03)
     parser.add_argument("--slack", type=float, default=0.02)
+    parser.add_argument("--read-slack", type=float, default=0.005, help="recall for fewer reads")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
@@ -322,26 +437,56 @@ def main() -> int:
     # layer reads; recall "with the word list" counts the rest as caught.
     read = ~words if args.residual else np.ones(len(texts), dtype=bool)
     caught_before = int((words & ~read & (y == 1)).sum())
+    words_lams = [float(x) for x in args.words_lams.split(",") if x]
+    mixes = [float(x) for x in args.mixes.split(",")] if words_lams else [1.0]
+    by_words: dict[float, Matrix] = {}
+    if words_lams:
+        lexical = WordFeatures([read_form(t) for t, r in zip(texts, read, strict=True) if r])
+        for strength in words_lams:
+            by_words[strength] = lexical.cross_validated(
+                y[read], strength, args.words_steps, args.folds, args.repeats, args.seed
+            )
+            print(f"words' model, strength {strength:g}: cross-validated", flush=True)
     table = []
     for li, layer in enumerate(layers):
         x = x_all[read, li, :]
         for lam in lams:
             fit = fitter(args.hidden, lam)
             scores = cross_validated(x, y[read], fit, args.folds, args.repeats, args.seed)
-            row: dict[str, float] = {"layer": layer, "lam": lam}
-            row |= threshold_for(scores, y[read], hard[read], words[read], args.fp_target)
-            row["cv_layered_recall"] = round(
-                (row["cv_layered_recall"] * float(y[read].sum()) + caught_before) / float(y.sum()),
-                4,
-            )
-            table.append(row)
-            print(
-                f"layer {layer} lam {lam:g}: cv recall {row['cv_recall']:.3f}"
-                f" (with the word list {row['cv_layered_recall']:.3f})"
-                f" at fp {row['cv_fp_hard']:.3f} on the hard fit lines,"
-                f" {row['cv_fp_all']:.3f} on all",
-                flush=True,
-            )
+            pairs: list[tuple[float | None, float]] = [(None, 1.0)]
+            pairs += [(wl, m) for wl in words_lams for m in mixes]
+            for words_lam, mix in pairs:
+                mixed = scores
+                if words_lam is not None:
+                    mixed = mix * scores + (1.0 - mix) * by_words[words_lam]
+                row: dict[str, Any] = {"layer": layer, "lam": lam}
+                if words_lam is not None:
+                    row |= {"words_lam": words_lam, "mix": mix}
+                row |= threshold_for(mixed, y[read], hard[read], words[read], args.fp_target)
+                cuts = row.pop("cuts")
+                if words_lam is not None:
+                    row["words_floor"] = floor_for(
+                        mixed, by_words[words_lam], cuts, y[read], words[read], args.floor_lost
+                    )
+                    row["cv_unread_fit"] = round(
+                        float((by_words[words_lam] < row["words_floor"])[:, y[read] == 0].mean()),
+                        4,
+                    )
+                row["cv_layered_recall"] = round(
+                    (row["cv_layered_recall"] * float(y[read].sum()) + caught_before)
+                    / float(y.sum()),
+                    4,
+                )
+                table.append(row)
+                print(
+                    f"layer {layer} lam {lam:g}"
+                    + ("" if words_lam is None else f" + words {words_lam:g} mix {mix:g}")
+                    + f": cv recall {row['cv_recall']:.3f}"
+                    f" (with the word list {row['cv_layered_recall']:.3f})"
+                    f" at fp {row['cv_fp_hard']:.3f} on the hard fit lines,"
+                    f" {row['cv_fp_all']:.3f} on all",
+                    flush=True,
+                )
     best = max(row["cv_layered_recall"] for row in table)
     if args.layer >= 0:
         pool = [row for row in table if row["layer"] == args.layer]
@@ -349,11 +494,25 @@ def main() -> int:
         near = [row for row in table if row["cv_layered_recall"] >= best - args.slack]
         shallowest = min(row["layer"] for row in near)
         pool = [row for row in near if row["layer"] == shallowest]
-    chosen = max(pool, key=lambda row: row["cv_layered_recall"])
+    # Within --read-slack of the best recall, the one that leaves the model the fewest
+    # lines to read: each read is time the worker does not spend writing lines.
+    top = max(row["cv_layered_recall"] for row in pool)
+    close = [row for row in pool if row["cv_layered_recall"] >= top - args.read_slack]
+    chosen = max(close, key=lambda row: (row.get("cv_unread_fit", 0.0), row["cv_layered_recall"]))
     x = x_all[read, layers.index(int(chosen["layer"])), :]
     mean, scale = standardisation(x)
     _, parts = fitter(args.hidden, float(chosen["lam"]))((x - mean) / scale, y[read])
     threshold = 1.0 / (1.0 + np.exp(-float(chosen["threshold_logit"])))
+    words_part: dict[str, Any] = {}
+    if "words_lam" in chosen:
+        everything = np.arange(int(read.sum()))
+        w, b = lexical.fit(everything, y[read], float(chosen["words_lam"]), args.words_steps)
+        words_part = {
+            "words_weights": w.astype(np.float32),
+            "words_bias": b,
+            "mix": float(chosen["mix"]),
+            "words_floor": float(chosen["words_floor"]),
+        }
     hidden_weights, hidden_bias = parts.get("hidden_weights"), parts.get("hidden_bias")
     classifier = Classifier(
         layer=int(chosen["layer"]),
@@ -367,6 +526,7 @@ def main() -> int:
         pooling=args.pooling,
         hidden_weights=None if hidden_weights is None else np.asarray(hidden_weights, np.float32),
         hidden_bias=None if hidden_bias is None else np.asarray(hidden_bias, np.float32),
+        **words_part,
     )
     classifier.save(args.out)
     report = {
@@ -383,6 +543,8 @@ def main() -> int:
         "fp_target": args.fp_target,
         "pooling": args.pooling,
         "hidden_units": args.hidden,
+        "words_steps": args.words_steps if words_lams else None,
+        "floor_lost": args.floor_lost,
         "folds": args.folds,
         "repeats": args.repeats,
         "candidates": table,

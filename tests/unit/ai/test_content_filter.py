@@ -23,6 +23,7 @@ from ai.content import (
 )
 from ai.content.filter import as_sentence, plain_words, read_form
 from ai.content.labelled import FIT_KINDS, UNFIT_KINDS, key
+from ai.content.lexical import BUCKETS, feature_scale, hashed_features
 from ai.content.words import entry_hash, spellings, words_of
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -80,6 +81,13 @@ HOLDOUT23 = ROOT / "tools" / "eval" / "data" / "content_holdout23.jsonl"
 # the classifier learns from; measured once.
 HOLDOUT24 = ROOT / "tools" / "eval" / "data" / "content_holdout24.jsonl"
 HOLDOUT25 = ROOT / "tools" / "eval" / "data" / "content_holdout25.jsonl"
+# Written the same way after sets 24 and 25 joined it; measured once with what shipped and
+# with the words' model beside the network.
+HOLDOUT26 = ROOT / "tools" / "eval" / "data" / "content_holdout26.jsonl"
+HOLDOUT27 = ROOT / "tools" / "eval" / "data" / "content_holdout27.jsonl"
+# Written the same way after sets 26 and 27 joined it; measured once.
+HOLDOUT28 = ROOT / "tools" / "eval" / "data" / "content_holdout28.jsonl"
+HOLDOUT29 = ROOT / "tools" / "eval" / "data" / "content_holdout29.jsonl"
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -279,6 +287,10 @@ def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
         HOLDOUT23,
         HOLDOUT24,
         HOLDOUT25,
+        HOLDOUT26,
+        HOLDOUT27,
+        HOLDOUT28,
+        HOLDOUT29,
     )
     sets = [load_labelled(path) for path in paths]
     for index, holdout in enumerate(sets):
@@ -342,8 +354,10 @@ class _States:
     def __init__(self, rows: dict[str, list[float]], fail: bool = False) -> None:
         self.rows = rows
         self.fail = fail
+        self.read: list[str] = []
 
     def pooled(self, text: str) -> np.ndarray[Any, np.dtype[np.float32]] | None:
+        self.read.append(text)
         if self.fail:
             raise RuntimeError("decode failed")
         row = self.rows.get(text)
@@ -387,6 +401,71 @@ def test_a_classifier_with_a_hidden_layer_round_trips(tmp_path: Path) -> None:
         replace(_classifier(), pooling="max")
 
 
+def test_a_line_s_words_hash_the_same_way_in_any_case() -> None:
+    first = hashed_features("Get U back for that!")
+    assert np.array_equal(first, hashed_features("get u back for that"))
+    assert np.all(np.diff(first) > 0)  # each bucket once, in order
+    assert first.min() >= 0
+    assert first.max() < BUCKETS
+    # The same words in another order share every word and letter run, but not the pairs.
+    assert set(hashed_features("get")) <= set(first)
+    other = hashed_features("that for back u get")
+    assert len(other) == len(first)
+    assert set(first) != set(other)
+    assert hashed_features("").size == 0
+    assert feature_scale(4) == pytest.approx(0.5)
+    assert feature_scale(0) == 0.0
+
+
+def _mixed(mix: float = 0.5, floor: float = -2.0) -> Classifier:
+    """The one-feature classifier, with words: "rotten" weighs +8, "bread" -8."""
+    weights = np.zeros(BUCKETS, dtype=np.float32)
+    for word, weight in (("rotten", 8.0), ("bread", -8.0)):
+        weights[hashed_features(word)] = weight
+    return replace(_classifier(), words_weights=weights, words_bias=0.5, mix=mix, words_floor=floor)
+
+
+def test_a_mixed_classifier_weighs_the_words_beside_the_network(tmp_path: Path) -> None:
+    mixed = _mixed()
+    rotten = hashed_features("rotten")
+    assert mixed.words_logit("rotten") == pytest.approx(8.0 * len(rotten) ** 0.5 + 0.5)
+    features = np.array([1.0, 0, 0, 0], dtype=np.float32)
+    assert mixed.network_logit(features) == pytest.approx(2.0)
+    assert mixed.logit(features, "rotten") == pytest.approx(
+        0.5 * 2.0 + 0.5 * mixed.words_logit("rotten")
+    )
+    assert mixed.probability(features, "bread") < 0.5 < mixed.probability(features, "rotten")
+    assert mixed.passes_on_words("fresh bread")
+    assert not mixed.passes_on_words("rotten bread, fresh")
+    assert not _classifier().passes_on_words("fresh bread")  # no words: always read
+    path = tmp_path / "mixed.npz"
+    mixed.save(path)
+    loaded = Classifier.load(path)
+    assert loaded.reads_words
+    assert (loaded.mix, loaded.words_bias, loaded.words_floor) == (0.5, 0.5, -2.0)
+    assert loaded.logit(features, "rotten") == pytest.approx(mixed.logit(features, "rotten"))
+    with pytest.raises(ClassifierError, match="mix must be"):
+        _mixed(mix=0.0)
+    with pytest.raises(ClassifierError, match="a mix needs"):
+        replace(_classifier(), mix=0.5)
+    with pytest.raises(ClassifierError, match="weights"):
+        replace(mixed, words_weights=np.zeros(7, dtype=np.float32))
+
+
+def test_a_line_whose_words_are_plain_enough_passes_unread(shipped: WordList) -> None:
+    content = _filter(shipped, _mixed(mix=0.5), threshold=0.7)
+    states = _States({"Fresh bread.": [5.0, 0, 0, 0], "Rotten bread.": [5.0, 0, 0, 0]})
+    plain = content.check_meaning("fresh bread", states)
+    assert plain.ok
+    assert plain.score is None
+    assert states.read == []  # the model never read it
+    # "rotten" lifts the words above the floor: read, and refused by the mix.
+    verdict = content.check_meaning("rotten bread", states)
+    assert states.read == ["Rotten bread."]
+    assert not verdict.ok
+    assert verdict.score is not None
+
+
 def test_a_broken_classifier_file_is_named(tmp_path: Path) -> None:
     path = tmp_path / "c.npz"
     np.savez(path, format=np.array(1), layer=np.array(3))
@@ -405,6 +484,12 @@ def test_the_shipped_classifier_fits_the_packaged_model_and_the_config() -> None
     # The mean and the last token's state of the model's 640-wide layer, side by side.
     assert classifier.pooling == "mean+last"
     assert classifier.size == 2 * 640
+    # The words' model beside it, and a floor below which a line passes unread.
+    assert classifier.reads_words
+    assert 0.0 < classifier.mix < 1.0
+    assert -20.0 < classifier.words_floor < 0.0
+    assert classifier.passes_on_words("Morning, traveller. The bread is still warm.")
+    assert not classifier.passes_on_words("Shut your mouth or I'll break your jaw.")
     assert AiConfig().filter.threshold == pytest.approx(classifier.threshold)
 
 
@@ -460,7 +545,7 @@ def test_filter_config_refuses_a_threshold_outside_zero_to_one(threshold: float)
 
 def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
-    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.7434}
+    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.7613}
     assert FilterConfig(**data["filter"]) == AiConfig().filter
 
 

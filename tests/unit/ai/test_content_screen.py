@@ -14,7 +14,7 @@ from ai.content import ContentFilter, load_labelled
 from ai.content.screen import Screen
 from ai.requests import CandidatePlan
 from ai.selection import LineCriteria
-from tests.support.meaning import ScriptedMeaning
+from tests.support.meaning import ScriptedMeaning, reading_every_line
 from tests.unit.ai.conftest import EventLog, RecordingFallback, fast_config, make_request
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -91,6 +91,8 @@ def test_a_clause_the_semantic_layer_refuses_waits_for_the_line_read_whole() -> 
         FilterConfig(), CONTENT / "blocklist.txt", CONTENT / "classifier.npz"
     )
     assert content.classifier is not None
+    # Every clause is read: the script, not the words' floor, decides what is refused.
+    content.classifier = reading_every_line(content.classifier)
     meaning = ScriptedMeaning(content.classifier, lambda text: text in {"Charcoal.", "Go away."})
     screen = Screen(content)
     screen.open(_Reads(meaning))
