@@ -140,6 +140,8 @@ class Classifier:
         network = self.network_logit(features)
         if self.words_weights is None:
             return network
+        if not text:
+            raise ValueError("this classifier weighs the line's words: give the line")
         return self.mix * network + (1.0 - self.mix) * self.words_logit(text)
 
     def network_logit(self, features: FloatArray) -> float:

@@ -441,6 +441,8 @@ def test_a_mixed_classifier_weighs_the_words_beside_the_network(tmp_path: Path) 
         0.5 * 2.0 + 0.5 * mixed.words_logit("rotten")
     )
     assert mixed.probability(features, "bread") < 0.5 < mixed.probability(features, "rotten")
+    with pytest.raises(ValueError, match="give the line"):
+        mixed.probability(features)
     assert mixed.passes_on_words("fresh bread")
     assert not mixed.passes_on_words("rotten bread, fresh")
     assert not _classifier().passes_on_words("fresh bread")  # no words: always read
