@@ -2,7 +2,7 @@
 
 Reads the labelled exemplars (``assets/content/exemplars.jsonl``) and the held-out sets
 that have measured the filter once each (:data:`MEASURED_SETS`; never the evaluation set
-``tools/eval/data/content.jsonl`` nor the twenty-eighth to thirty-first held-out sets),
+``tools/eval/data/content.jsonl`` nor the twenty-eighth to thirty-third held-out sets),
 reads each line's hidden state at several layers of the packaged model (the one the
 classifier is for) on one thread, exactly as the game will (``ai.content.hidden``, the
 line read as :func:`ai.content.filter.read_form` writes it), pooled as ``--pooling`` says
@@ -67,7 +67,7 @@ from ai.model import resolve_model_path, verified_sha256  # noqa: E402
 EXEMPLARS = ROOT / "assets" / "content" / "exemplars.jsonl"
 _DATA = ROOT / "tools" / "eval" / "data"
 #: Held-out sets that measured the filter once each and then joined what it learns from:
-#: the first twenty-seven. The twenty-eighth to thirty-first measured what it trains.
+#: the first twenty-seven. The twenty-eighth to thirty-third measured what it trains.
 MEASURED_SETS = tuple(
     _DATA / f"content_holdout{n}.jsonl" for n in ("", *(str(k) for k in range(2, 28)))
 )
