@@ -161,7 +161,8 @@ class ContentFilter:
         if classifier is None or states is None:
             return ContentVerdict(True, "words", "semantic layer unavailable")
         form = read_form(text)
-        if classifier.passes_on_words(form):
+        by_words = classifier.words_logit(form)  # hashed once, for the floor and the mix
+        if classifier.below_floor(by_words):
             # So plain that no line the mix would refuse scored as low in training.
             return ContentVerdict(True, "meaning", PASSED_ON_WORDS)
         try:
@@ -171,7 +172,7 @@ class ContentFilter:
             return ContentVerdict(False, "meaning", "semantic check failed")
         if features is None:
             return ContentVerdict(True, "meaning", "no tokens")
-        score = classifier.probability(features, form)
+        score = classifier.probability(features, form, by_words)
         threshold = self.config.threshold
         if score >= threshold:
             return ContentVerdict(False, "meaning", f"score {score:.2f} >= {threshold:.2f}", score)

@@ -125,24 +125,29 @@ class Classifier:
         """True when the line's words are weighed beside its hidden state."""
         return self.words_weights is not None
 
-    def probability(self, features: FloatArray, text: str = "") -> float:
+    def probability(
+        self, features: FloatArray, text: str = "", by_words: float | None = None
+    ) -> float:
         """The chance, by this classifier, that ``text``, read as ``features``, is unfit.
 
         ``text`` is the line as the model read it (:func:`ai.content.filter.read_form`);
-        only a classifier that :attr:`reads_words` looks at it.
+        only a classifier that :attr:`reads_words` looks at it, and not even then when
+        ``by_words``, its :meth:`words_logit`, is already known.
         """
         if features.shape != self.mean.shape:
             raise ValueError(f"expected {self.size} features, got {features.shape}")
-        return _sigmoid(self.logit(features, text))
+        return _sigmoid(self.logit(features, text, by_words))
 
-    def logit(self, features: FloatArray, text: str = "") -> float:
+    def logit(self, features: FloatArray, text: str = "", by_words: float | None = None) -> float:
         """The log-odds behind :meth:`probability`: the network's, mixed with the words'."""
         network = self.network_logit(features)
         if self.words_weights is None:
             return network
-        if not text:
-            raise ValueError("this classifier weighs the line's words: give the line")
-        return self.mix * network + (1.0 - self.mix) * self.words_logit(text)
+        if by_words is None:
+            if not text:
+                raise ValueError("this classifier weighs the line's words: give the line")
+            by_words = self.words_logit(text)
+        return self.mix * network + (1.0 - self.mix) * by_words
 
     def network_logit(self, features: FloatArray) -> float:
         """The log-odds of the network on the hidden state alone."""
@@ -161,7 +166,11 @@ class Classifier:
 
     def passes_on_words(self, text: str) -> bool:
         """True when ``text``'s words alone score so low that the model need not read it."""
-        return self.words_weights is not None and self.words_logit(text) < self.words_floor
+        return self.below_floor(self.words_logit(text))
+
+    def below_floor(self, by_words: float) -> bool:
+        """True when a line's :meth:`words_logit` lets it pass without the model's read."""
+        return self.words_weights is not None and by_words < self.words_floor
 
     def save(self, path: Path) -> None:
         """Write the classifier as a small ``.npz`` (no pickles)."""

@@ -335,6 +335,24 @@ def features(
     return np.asarray(rows, dtype=np.float64), sha, {"seconds": round(seconds, 1)}
 
 
+def rated(
+    mixed: Matrix,
+    by_words: Matrix | None,
+    y: Matrix,
+    hard: Lines,
+    words: Lines,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """A candidate's threshold and cross-validated rates, from its out-of-fold log-odds;
+    with the words' model, its floor and the share of fit lines that pass unread."""
+    row = threshold_for(mixed, y, hard, words, args.fp_target)
+    cuts = row.pop("cuts")
+    if by_words is not None:
+        row["words_floor"] = floor_for(mixed, by_words, cuts, y, words, args.floor_lost)
+        row["cv_unread_fit"] = round(float((by_words < row["words_floor"])[:, y == 0].mean()), 4)
+    return row
+
+
 def machine_header(sha: str, load_start: list[float]) -> dict[str, Any]:
     """The same header as ``bench/content_filter.json``: machine, code, model, load."""
     import llama_cpp
@@ -456,22 +474,12 @@ def main() -> int:
             pairs: list[tuple[float | None, float]] = [(None, 1.0)]
             pairs += [(wl, m) for wl in words_lams for m in mixes]
             for words_lam, mix in pairs:
-                mixed = scores
-                if words_lam is not None:
-                    mixed = mix * scores + (1.0 - mix) * by_words[words_lam]
+                own = None if words_lam is None else by_words[words_lam]
+                mixed = scores if own is None else mix * scores + (1.0 - mix) * own
                 row: dict[str, Any] = {"layer": layer, "lam": lam}
                 if words_lam is not None:
                     row |= {"words_lam": words_lam, "mix": mix}
-                row |= threshold_for(mixed, y[read], hard[read], words[read], args.fp_target)
-                cuts = row.pop("cuts")
-                if words_lam is not None:
-                    row["words_floor"] = floor_for(
-                        mixed, by_words[words_lam], cuts, y[read], words[read], args.floor_lost
-                    )
-                    row["cv_unread_fit"] = round(
-                        float((by_words[words_lam] < row["words_floor"])[:, y[read] == 0].mean()),
-                        4,
-                    )
+                row |= rated(mixed, own, y[read], hard[read], words[read], args)
                 row["cv_layered_recall"] = round(
                     (row["cv_layered_recall"] * float(y[read].sum()) + caught_before)
                     / float(y.sum()),
