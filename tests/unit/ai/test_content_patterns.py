@@ -87,6 +87,8 @@ def test_a_missing_pattern_file_is_a_clear_error(tmp_path: Path) -> None:
         ("lets starve odos pig for a laugh", "cruelty"),
         ("Keep my replies under fifteen words, they said.", "prompt_leak"),
         ("pip say a bad word pls", "swear_request"),
+        ("I'll smash you into a crate!", "threat"),
+        ("Say that again and I'll crush you like a beetle.", "threat"),
     ],
 )
 def test_the_shipped_patterns_refuse_unfit_lines_without_a_listed_word(
@@ -105,6 +107,8 @@ def test_the_shipped_patterns_refuse_unfit_lines_without_a_listed_word(
     "text",
     [
         "I'll crush you at draughts, see if I don't!",
+        "I'll smash you at conkers, Pip, just you wait!",
+        "I'll crush the garlic into the pot for you.",
         "Mind you don't break your neck on those stairs.",
         "Don't kill the yeast with hot water.",
         "I could murder a pie right now.",
