@@ -28,74 +28,20 @@ from ai.content.words import entry_hash, spellings, words_of
 
 ROOT = Path(__file__).resolve().parents[3]
 CONTENT = ROOT / "assets" / "content"
-EVAL = ROOT / "tools" / "eval" / "data" / "content.jsonl"
-# Written after the patterns of layer 1, by a hand that saw neither them nor either set.
-HOLDOUT = ROOT / "tools" / "eval" / "data" / "content_holdout.jsonl"
-# Written the same way before the second round of patterns, which were drawn from the
-# misses of the two sets above; its lines were not read while they were written.
-HOLDOUT2 = ROOT / "tools" / "eval" / "data" / "content_holdout2.jsonl"
-# Written by another hand that saw none of the filter's data, before the fifth batch of
-# exemplars.
-HOLDOUT3 = ROOT / "tools" / "eval" / "data" / "content_holdout3.jsonl"
-# Written by yet another hand that saw none of the filter's data, after the classifier of
-# the fifth batch; measured once with it and kept unread since.
-HOLDOUT4 = ROOT / "tools" / "eval" / "data" / "content_holdout4.jsonl"
-# Written the same way later still; measured once with the same filter, unread. These
-# five then joined what the classifier learns from.
-HOLDOUT5 = ROOT / "tools" / "eval" / "data" / "content_holdout5.jsonl"
-# Written the same way after the five sets above joined what the classifier learns from;
-# measured once, unread but for its 9 lines of a new kind, cruelty (self-harm and cruelty
-# to animals), which no exemplar covers. It then joined what the classifier learns from.
-HOLDOUT6 = ROOT / "tools" / "eval" / "data" / "content_holdout6.jsonl"
-# Written the same way after the six sets above and a sixth batch of exemplars; measured
-# once, unread. It then joined what the classifier learns from.
-HOLDOUT7 = ROOT / "tools" / "eval" / "data" / "content_holdout7.jsonl"
-# Written the same way after the seven sets above and a seventh batch of exemplars;
-# measured once, unread. It then joined what the classifier learns from.
-HOLDOUT8 = ROOT / "tools" / "eval" / "data" / "content_holdout8.jsonl"
-# Written the same way after the eight sets above and an eighth batch of exemplars;
-# measured once, unread. The filter's figures are quoted on it.
-HOLDOUT9 = ROOT / "tools" / "eval" / "data" / "content_holdout9.jsonl"
-# The tenth and eleventh were written the same way after the ninth and tenth batches of
-# exemplars; the twelfth after the eleventh measured the classifier shipped.
-HOLDOUT10 = ROOT / "tools" / "eval" / "data" / "content_holdout10.jsonl"
-HOLDOUT11 = ROOT / "tools" / "eval" / "data" / "content_holdout11.jsonl"
-HOLDOUT12 = ROOT / "tools" / "eval" / "data" / "content_holdout12.jsonl"
-HOLDOUT13 = ROOT / "tools" / "eval" / "data" / "content_holdout13.jsonl"
-HOLDOUT14 = ROOT / "tools" / "eval" / "data" / "content_holdout14.jsonl"
-HOLDOUT15 = ROOT / "tools" / "eval" / "data" / "content_holdout15.jsonl"
-# Written the same way after the fifteen sets above joined what the classifier learns
-# from, with an eleventh batch of exemplars; measured once, then read for patterns.
-HOLDOUT16 = ROOT / "tools" / "eval" / "data" / "content_holdout16.jsonl"
-HOLDOUT17 = ROOT / "tools" / "eval" / "data" / "content_holdout17.jsonl"
-# Written the same way after those two joined what the classifier learns from, and after
-# patterns drawn from their misses; each pair measured once, then read for patterns.
-HOLDOUT18 = ROOT / "tools" / "eval" / "data" / "content_holdout18.jsonl"
-HOLDOUT19 = ROOT / "tools" / "eval" / "data" / "content_holdout19.jsonl"
-HOLDOUT20 = ROOT / "tools" / "eval" / "data" / "content_holdout20.jsonl"
-HOLDOUT21 = ROOT / "tools" / "eval" / "data" / "content_holdout21.jsonl"
-# Written the same way after all of the above; measured once with what ships, then read.
-HOLDOUT22 = ROOT / "tools" / "eval" / "data" / "content_holdout22.jsonl"
-HOLDOUT23 = ROOT / "tools" / "eval" / "data" / "content_holdout23.jsonl"
-# Written the same way after sets 18 to 23 and a twelfth batch (player chat) joined what
-# the classifier learns from; measured once.
-HOLDOUT24 = ROOT / "tools" / "eval" / "data" / "content_holdout24.jsonl"
-HOLDOUT25 = ROOT / "tools" / "eval" / "data" / "content_holdout25.jsonl"
-# Written the same way after sets 24 and 25 joined it; measured once with what shipped and
-# with the words' model beside the network.
-HOLDOUT26 = ROOT / "tools" / "eval" / "data" / "content_holdout26.jsonl"
-HOLDOUT27 = ROOT / "tools" / "eval" / "data" / "content_holdout27.jsonl"
-# Written the same way after sets 26 and 27 joined it; measured once.
-HOLDOUT28 = ROOT / "tools" / "eval" / "data" / "content_holdout28.jsonl"
-HOLDOUT29 = ROOT / "tools" / "eval" / "data" / "content_holdout29.jsonl"
-# Written the same way; measured once with what ships and with a classifier that had
-# learnt from sets 28 and 29 as well.
-HOLDOUT30 = ROOT / "tools" / "eval" / "data" / "content_holdout30.jsonl"
-HOLDOUT31 = ROOT / "tools" / "eval" / "data" / "content_holdout31.jsonl"
-# Written the same way; measured once with what ships and with a classifier that had
-# learnt from sets 28 to 31 and a batch of sharp-tongued villagers as well.
-HOLDOUT32 = ROOT / "tools" / "eval" / "data" / "content_holdout32.jsonl"
-HOLDOUT33 = ROOT / "tools" / "eval" / "data" / "content_holdout33.jsonl"
+DATA = ROOT / "tools" / "eval" / "data"
+EVAL = DATA / "content.jsonl"
+
+
+def _set_number(path: Path) -> int:
+    digits = path.stem.removeprefix("content_holdout")
+    return int(digits) if digits else 1
+
+
+# The held-out labelled sets, in the order they were written: each by a hand that saw
+# none of the filter's data and measured once. The first thirty-three then joined what
+# the classifier learns from; the newest four measure what ships (docs/dialogue.md and
+# assets/content/README.md tell each one's story).
+HOLDOUTS = sorted(DATA.glob("content_holdout*.jsonl"), key=_set_number)
 CORPUS = ROOT / "assets" / "dialogue" / "corpus"
 
 
@@ -269,50 +215,18 @@ def test_the_evaluation_set_and_the_exemplars_share_no_line(
 def test_the_held_out_sets_share_no_line_with_the_others_and_cover_every_kind(
     evaluation: list[Any], exemplars: list[Any]
 ) -> None:
-    paths = (
-        HOLDOUT,
-        HOLDOUT2,
-        HOLDOUT3,
-        HOLDOUT4,
-        HOLDOUT5,
-        HOLDOUT6,
-        HOLDOUT7,
-        HOLDOUT8,
-        HOLDOUT9,
-        HOLDOUT10,
-        HOLDOUT11,
-        HOLDOUT12,
-        HOLDOUT13,
-        HOLDOUT14,
-        HOLDOUT15,
-        HOLDOUT16,
-        HOLDOUT17,
-        HOLDOUT18,
-        HOLDOUT19,
-        HOLDOUT20,
-        HOLDOUT21,
-        HOLDOUT22,
-        HOLDOUT23,
-        HOLDOUT24,
-        HOLDOUT25,
-        HOLDOUT26,
-        HOLDOUT27,
-        HOLDOUT28,
-        HOLDOUT29,
-        HOLDOUT30,
-        HOLDOUT31,
-        HOLDOUT32,
-        HOLDOUT33,
-    )
-    sets = [load_labelled(path) for path in paths]
+    # None lost: the thirty-seven sets written so far, numbered without a gap.
+    assert [_set_number(path) for path in HOLDOUTS] == list(range(1, len(HOLDOUTS) + 1))
+    assert len(HOLDOUTS) >= 37
+    sets = [load_labelled(path) for path in HOLDOUTS]
     for index, holdout in enumerate(sets):
         keys = {key(line.text) for line in holdout}
         assert keys.isdisjoint(key(line.text) for line in exemplars)
         assert keys.isdisjoint(key(line.text) for line in evaluation)
         for other in sets[:index] + sets[index + 1 :]:
             assert keys.isdisjoint(key(line.text) for line in other)
-        # Each was written 239 or more lines long; the Jaccard rule took up to 42.
-        assert len(holdout) >= 190
+        # Each was written 239 or more lines long; the Jaccard rule took up to 52.
+        assert len(holdout) >= 185
         assert {line.kind for line in holdout} >= (UNFIT_KINDS | FIT_KINDS) - {"corpus", "cruelty"}
 
 
@@ -560,7 +474,7 @@ def test_filter_config_refuses_a_threshold_outside_zero_to_one(threshold: float)
 
 def test_the_shipped_config_switches_the_filter_on() -> None:
     data = tomllib.loads((ROOT / "config" / "ai.toml").read_text(encoding="utf-8"))
-    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.7613}
+    assert data["filter"] == {"enabled": True, "meaning": True, "threshold": 0.7865}
     assert FilterConfig(**data["filter"]) == AiConfig().filter
 
 
