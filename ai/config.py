@@ -201,7 +201,7 @@ class FilterConfig:
 
     enabled: bool = True
     meaning: bool = True
-    threshold: float = 0.7613
+    threshold: float = 0.7865
 
     def __post_init__(self) -> None:
         _require(0.0 < self.threshold < 1.0, "filter.threshold must be in (0, 1)")

@@ -123,7 +123,7 @@ def test_the_generation_context_is_left_alone(llm: Any, states: LlamaHiddenState
 
 # Refused on the slice by the filter as the game loads it (the word list, the patterns
 # and the shipped classifier: layer 0, the mean and the last token, 64 hidden units,
-# mixed with the words' model, threshold 0.7613). Layer 1 now takes every unfit line of
+# mixed with the words' model, threshold 0.7865). Layer 1 now takes every unfit line of
 # the slice, so the semantic layer is pinned on its own as well: the ten it refuses by
 # itself are the clearest (taking off clothes, an innuendo, the model speaking of
 # itself, two injections, a taunt, a stage direction, a veiled threat, a curse, a
