@@ -473,7 +473,7 @@ def main() -> int:
             )
             print(f"words' model, strength {strength:g}: cross-validated", flush=True)
     table: list[dict[str, Any]] = []
-    out_of_fold: dict[int, tuple[Matrix, Matrix | None]] = {}  # the mix's and the words'.
+    out_of_fold: list[tuple[Matrix, Matrix | None]] = []  # by row: the mix's, the words'
     for li, layer in enumerate(layers):
         x = x_all[read, li, :]
         for lam in lams:
@@ -488,7 +488,7 @@ def main() -> int:
                 if words_lam is not None:
                     row |= {"words_lam": words_lam, "mix": mix}
                 row |= rated(mixed, own, y[read], hard[read], words[read], args)
-                out_of_fold[len(table)] = (mixed, own)
+                out_of_fold.append((mixed, own))
                 row["cv_layered_recall"] = round(
                     (row["cv_layered_recall"] * float(y[read].sum()) + caught_before)
                     / float(y.sum()),
@@ -519,6 +519,7 @@ def main() -> int:
     if args.scores is not None:
         # For reading the threshold's and the floor's trade-offs without training again.
         mixed, own = out_of_fold[table.index(chosen)]
+        args.scores.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(
             args.scores,
             scores=mixed,
